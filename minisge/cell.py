@@ -1,0 +1,125 @@
+"""Where a cell lives: ``$SGE_ROOT/$SGE_CELL`` and the paths inside it.
+
+Grid Engine's layout (classic spooling): ``common/`` holds ``bootstrap``,
+``act_qmaster``, ``settings.sh``, ``configuration``, ``sched_configuration``,
+``local_conf/``, ``accounting``, ``sge_request`` and the cell key;
+``spool/qmaster/`` holds one directory per object type, ``jobs/``,
+``job_scripts/``, ``jobseqnum``, ``managers``, ``operators``, ``messages``
+and ``qmaster.pid``; ``spool/<host>/`` is an execd's spool.
+
+With ``SGE_ROOT`` unset a per-user default (``~/.minisge``) is used, so that
+several cells, and a real Grid Engine, can run side by side.  This module is
+imported by the commands: standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+
+DEFAULT_CELL = "default"
+
+
+def default_root() -> str:
+    return os.path.join(os.path.expanduser("~"), ".minisge")
+
+
+def short_hostname() -> str:
+    return socket.gethostname().split(".")[0]
+
+
+@dataclass(frozen=True)
+class Cell:
+    root: str
+    name: str = DEFAULT_CELL
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "Cell":
+        env = os.environ if env is None else env
+        root = env.get("SGE_ROOT") or default_root()
+        return cls(os.path.abspath(root), env.get("SGE_CELL") or DEFAULT_CELL)
+
+    # --- common/ -------------------------------------------------------
+    @property
+    def path(self) -> str:
+        return os.path.join(self.root, self.name)
+
+    @property
+    def common(self) -> str:
+        return os.path.join(self.path, "common")
+
+    def common_file(self, name: str) -> str:
+        return os.path.join(self.common, name)
+
+    @property
+    def accounting(self) -> str:
+        return self.common_file("accounting")
+
+    @property
+    def key_file(self) -> str:
+        return self.common_file("cell_key")
+
+    @property
+    def settings(self) -> str:
+        return self.common_file("settings.sh")
+
+    # --- spool/ --------------------------------------------------------
+    @property
+    def qmaster_spool(self) -> str:
+        return os.path.join(self.path, "spool", "qmaster")
+
+    def execd_spool(self, host: str) -> str:
+        return os.path.join(self.path, "spool", host)
+
+    @property
+    def socket_path(self) -> str:
+        """The qmaster's Unix socket for local commands."""
+        return os.path.join(self.qmaster_spool, "qmaster.sock")
+
+    @property
+    def pid_file(self) -> str:
+        return os.path.join(self.qmaster_spool, "qmaster.pid")
+
+    @property
+    def messages(self) -> str:
+        return os.path.join(self.qmaster_spool, "messages")
+
+    def exists(self) -> bool:
+        return os.path.exists(self.common_file("bootstrap"))
+
+    # --- ports and the qmaster's address --------------------------------
+    def read_settings(self) -> dict[str, str]:
+        """The ``export NAME=value`` pairs of ``settings.sh``."""
+        out: dict[str, str] = {}
+        try:
+            with open(self.settings, encoding="utf-8") as f:
+                for line in f:
+                    line = line.strip()
+                    if line.startswith("export "):
+                        line = line[7:]
+                    if "=" in line and not line.startswith("#"):
+                        k, v = line.split("=", 1)
+                        out[k.strip()] = v.strip().strip('"').strip("'")
+        except FileNotFoundError:
+            pass
+        return out
+
+    def qmaster_port(self, env: dict[str, str] | None = None) -> int:
+        env = os.environ if env is None else env
+        if env.get("SGE_QMASTER_PORT"):
+            return int(env["SGE_QMASTER_PORT"])
+        return int(self.read_settings().get("SGE_QMASTER_PORT", "6444"))
+
+    def execd_port(self, env: dict[str, str] | None = None) -> int:
+        env = os.environ if env is None else env
+        if env.get("SGE_EXECD_PORT"):
+            return int(env["SGE_EXECD_PORT"])
+        return int(self.read_settings().get("SGE_EXECD_PORT", "6445"))
+
+    def act_qmaster(self) -> str:
+        try:
+            with open(self.common_file("act_qmaster"), encoding="utf-8") as f:
+                return f.read().strip()
+        except FileNotFoundError:
+            return ""

@@ -1,0 +1,286 @@
+"""The configuration the qmaster holds: every object of the spool, parsed.
+
+Loading reads the classic spool with the format modules; a file that does
+not parse stops the qmaster with ``FILE:LINE: what is wrong`` (the spool is
+the truth, and a guess is worse than a clear stop).  This module also turns
+configuration and jobs into what the scheduler and the execd need: the
+scheduler's snapshot, the checks a submission must pass, and the start
+message of a dispatched task.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from minisge import scheduler
+from minisge.formats import access_list, host_conf, hostgroup, project, queue_conf, sched_conf, sge_conf, sge_pe
+from minisge.formats import complex as complex_fmt
+from minisge.formats import resource_quota
+from minisge.formats.lines import read_attributes
+from minisge.job import Job, Task, pe_range
+from minisge.spool import QmasterSpool
+
+CENTRY_FIELDS = ("name", "shortcut", "type", "relop", "requestable", "consumable", "default", "urgency")
+
+
+class RequestError(Exception):
+    """A request refused with Grid Engine's message and exit code."""
+
+    def __init__(self, message: str, rc: int = 1):
+        super().__init__(message)
+        self.rc = rc
+
+
+class ComplexIndex:
+    """The complex list as the scheduler asks it: by name or shortcut."""
+
+    def __init__(self, clist):
+        self.clist = clist
+        self._by = {}
+        for a in clist.attrs:
+            self._by.setdefault(a.shortcut, a)
+        for a in clist.attrs:
+            self._by[a.name] = a
+
+    def get(self, name: str):
+        return self._by.get(name)
+
+    def consumables(self):
+        return [a for a in self.clist.attrs if a.is_consumable]
+
+    def compare(self, name: str, requested: str, offered: str) -> bool:
+        return complex_fmt.compare(self._by[name], requested, offered)
+
+    def numeric(self, name: str, text: str) -> float:
+        from minisge.formats.sge_types import parse_number
+
+        return parse_number(text)
+
+
+def centry_text_to_line(text: str, path: str) -> str:
+    attrs = read_attributes(text, path, known=CENTRY_FIELDS, required=CENTRY_FIELDS)
+    return " ".join(attrs[f].value for f in CENTRY_FIELDS)
+
+
+class ConfigState:
+    def __init__(self, spool: QmasterSpool, host: str):
+        self.spool = spool
+        self.host = host
+        self.cqueues: dict[str, queue_conf.QueueConf] = {}
+        self.pes: dict[str, sge_pe.ParallelEnvironment] = {}
+        self.exec_hosts: dict[str, host_conf.ExecHost] = {}
+        self.hostgroups: dict[str, hostgroup.HostGroup] = {}
+        self.usersets: dict[str, access_list.AccessList] = {}
+        self.projects: dict[str, project.Project] = {}
+        self.rqs: dict[str, object] = {}
+        self.complexes = None
+        self.global_conf = None
+        self.sched_conf = None
+        self.managers: list[str] = []
+        self.operators: list[str] = []
+        self.submit_hosts: list[str] = []
+        self.admin_hosts: list[str] = []
+        self.qi_states: dict[str, str] = {}  # qinstance -> extra state letters (E, d)
+        self.qi_messages: dict[str, list[str]] = {}
+        self.load_values: dict[str, dict[str, str]] = {}
+        self.cell_owner_only = os.getuid() != 0
+
+    # ------------------------------------------------------------ loading
+    def load(self) -> None:
+        sp = self.spool
+        self.cqueues = {n: queue_conf.parse(t, p) for n, (p, t) in sp.load_objects("cqueues").items()}
+        self.pes = {n: sge_pe.parse(t, p) for n, (p, t) in sp.load_objects("pe").items()}
+        self.exec_hosts = {n: host_conf.parse(t, p) for n, (p, t) in sp.load_objects("exec_hosts").items()}
+        self.hostgroups = {n: hostgroup.parse(t, p) for n, (p, t) in sp.load_objects("hostgroups").items()}
+        self.usersets = {n: access_list.parse(t, p) for n, (p, t) in sp.load_objects("usersets").items()}
+        self.projects = {n: project.parse(t, p) for n, (p, t) in sp.load_objects("projects").items()}
+        self.rqs = {n: resource_quota.parse(t, p) for n, (p, t) in sp.load_objects("resource_quotas").items()}
+        lines = [centry_text_to_line(t, p) for n, (p, t) in sp.load_objects("centry").items()]
+        self.complexes = complex_fmt.parse("\n".join(lines) + "\n", os.path.join(sp.dir, "centry"))
+        p, t = sp.read_common("configuration")
+        self.global_conf = sge_conf.parse(t, p, name="global")
+        p, t = sp.read_common("sched_configuration")
+        self.sched_conf = sched_conf.parse(t, p)
+        self.managers = sp.read_list("managers")
+        self.operators = sp.read_list("operators")
+        self.submit_hosts = sorted(os.listdir(os.path.join(sp.dir, "submit_hosts")))
+        self.admin_hosts = sorted(os.listdir(os.path.join(sp.dir, "admin_hosts")))
+
+    def register_execd(self, host: str) -> None:
+        if host not in self.exec_hosts:
+            self.exec_hosts[host] = host_conf.template(host)
+            self.spool.write_object("exec_hosts", host, host_conf.write(self.exec_hosts[host]))
+
+    # ------------------------------------------------------------ derived
+    @property
+    def forbid_reschedule(self) -> bool:
+        return bool(self.global_conf.forbid_reschedule)
+
+    @property
+    def forbid_apperror(self) -> bool:
+        return bool(self.global_conf.forbid_apperror)
+
+    def group_members(self) -> dict[str, frozenset]:
+        return {n: hostgroup.resolve(self.hostgroups, n) for n in self.hostgroups}
+
+    def queue_instances(self) -> list[tuple[queue_conf.QueueConf, str]]:
+        groups = self.group_members()
+        out = []
+        for name in sorted(self.cqueues):
+            conf = self.cqueues[name]
+            try:
+                hosts = queue_conf.hosts_of(conf, groups)
+            except KeyError:
+                hosts = ()
+            for h in hosts:
+                out.append((conf, h))
+        return out
+
+    def qvalue(self, conf, attr: str, host: str) -> str:
+        return queue_conf.value_for(conf, attr, host, self.group_members(), strict=False)
+
+    # ------------------------------------------------------------ submission checks
+    def check_request(self, req: dict) -> None:
+        """What the qmaster refuses at submission, with Grid Engine's messages."""
+        cx = ComplexIndex(self.complexes)
+        for kind in ("hard_resources", "soft_resources"):
+            for name in (req.get(kind) or {}):
+                attr = cx.get(name)
+                if attr is None:
+                    raise RequestError(f'Unable to run job: unknown resource "{name}"\nExiting.')
+                if attr.requestable == "NO":
+                    raise RequestError(f'Unable to run job: denied: resource "{name}" is not requestable\nExiting.')
+        pe = req.get("pe")
+        if pe:
+            import fnmatch
+
+            if not any(fnmatch.fnmatchcase(n, pe["name"]) for n in self.pes):
+                raise RequestError(
+                    f'Unable to run job: job rejected: the requested parallel environment "{pe["name"]}" does not exist\nExiting.'
+                )
+        for q in req.get("hard_queues") or []:
+            if not self._queue_pattern_exists(q):
+                raise RequestError(
+                    f'Unable to run job: Job was rejected because job requests unknown queue "{q}".\nExiting.'
+                )
+
+    def _queue_pattern_exists(self, pattern: str) -> bool:
+        import fnmatch
+
+        qp = pattern.split("@", 1)[0] or "*"
+        return any(fnmatch.fnmatchcase(n, qp) for n in self.cqueues)
+
+    # ------------------------------------------------------------ scheduler snapshot
+    def snapshot(self, jobs: Mapping[int, Job], execds) -> scheduler.Snapshot:
+        used: dict[str, int] = {}
+        pe_used: dict[str, int] = {}
+        for job in jobs.values():
+            for t in job.tasks.values():
+                for g in t.granted:
+                    used[g.qinstance] = used.get(g.qinstance, 0) + g.slots
+                if t.granted_pe:
+                    pe_used[t.granted_pe] = pe_used.get(t.granted_pe, 0) + t.slots
+        qis = []
+        for conf, host in self.queue_instances():
+            name = f"{conf.qname}@{host}"
+            states = self.qi_states.get(name, "")
+            if host not in execds:
+                states += "u"
+            cv = dict(queue_conf.decode("complex_values", self.qvalue(conf, "complex_values", host)))
+            values = dict(cv)
+            values["qname"] = conf.qname
+            values["hostname"] = host
+            for lim in ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_fsize", "s_fsize",
+                        "h_data", "s_data", "h_stack", "s_stack", "h_core", "s_core", "h_rss", "s_rss"):
+                values[lim] = self.qvalue(conf, lim, host)
+            qis.append(
+                scheduler.QInstance(
+                    cqueue=conf.qname,
+                    host=host,
+                    seq_no=int(self.qvalue(conf, "seq_no", host)),
+                    slots=int(self.qvalue(conf, "slots", host)),
+                    used=used.get(name, 0),
+                    qtype=frozenset(queue_conf.decode("qtype", self.qvalue(conf, "qtype", host))),
+                    pe_list=tuple(queue_conf.decode("pe_list", self.qvalue(conf, "pe_list", host))),
+                    states=states,
+                    values=values,
+                )
+            )
+        hosts = {}
+        for h, eh in self.exec_hosts.items():
+            if h == "global":
+                continue
+            hosts[h] = scheduler.HostInfo(name=h, load=self.load_values.get(h, {}), values=dict(eh.complex_values))
+        pes = {
+            n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule) for n, pe in self.pes.items()
+        }
+        pending = []
+        for job in jobs.values():
+            if not job.pending:
+                continue
+            spec = job.spec
+            pe = spec.get("pe")
+            for tid in job.pending:
+                pending.append(
+                    scheduler.PendingTask(
+                        job_id=job.number,
+                        task_id=tid,
+                        owner=job.owner,
+                        priority=job.priority,
+                        requests=dict(spec.get("hard_resources") or {}),
+                        queues=tuple(spec.get("hard_queues") or ()),
+                        pe=(pe["name"], tuple(pe_range(pe["range"]))) if pe else None,
+                        held=job.held,
+                    )
+                )
+        g = self.exec_hosts.get("global")
+        return scheduler.Snapshot(
+            qinstances=tuple(qis),
+            hosts=hosts,
+            pending=tuple(pending),
+            complexes=ComplexIndex(self.complexes),
+            pes=pes,
+            global_values=dict(g.complex_values) if g else {},
+            queue_sort_method="seqno",
+        )
+
+    # ------------------------------------------------------------ dispatch
+    def start_message(self, job: Job, task: Task, script_path: str) -> dict:
+        m = task.master
+        conf = self.cqueues[m.cqueue]
+        spec = job.spec
+        h_rt = self.qvalue(conf, "h_rt", m.host)
+        from minisge.formats.sge_types import parse_time
+
+        limit = parse_time(h_rt)
+        req_rt = (spec.get("hard_resources") or {}).get("h_rt")
+        if req_rt:
+            limit = min(limit, parse_time(req_rt))
+        hostfile = "".join(f"{g.host} {g.slots} {g.qinstance} UNDEFINED\n" for g in task.granted)
+        return {
+            "op": "start",
+            "job_id": job.number,
+            "task_id": task.task_id,
+            "owner": job.owner,
+            "uid": job.uid,
+            "gid": job.gid,
+            "spec": spec,
+            "queue": m.cqueue,
+            "slots": task.slots,
+            "nhosts": len({g.host for g in task.granted}),
+            "nqueues": len(task.granted),
+            "pe": task.granted_pe or None,
+            "pe_hostfile": hostfile if task.granted_pe else None,
+            "queue_shell": self.qvalue(conf, "shell", m.host),
+            "shell_start_mode": self.qvalue(conf, "shell_start_mode", m.host),
+            "tmpdir": self.qvalue(conf, "tmpdir", m.host),
+            "script_file": script_path,
+            "restarted": task.restarted,
+            "h_rt": None if limit == float("inf") else limit,
+        }
+
+    def set_queue_error(self, qinstance: str, reason: str) -> None:
+        if "E" not in self.qi_states.get(qinstance, ""):
+            self.qi_states[qinstance] = self.qi_states.get(qinstance, "") + "E"
+        self.qi_messages.setdefault(qinstance, []).append(reason)

@@ -1,0 +1,97 @@
+"""The running cell: qmaster, scheduler and execd as tasks of one trio process.
+
+``run_allinone`` is what ``minisge start`` runs: one nursery owns the
+qmaster's local server, the scheduler loop and the local execd; SIGTERM
+cancels it, and the execd's shepherds (own processes, see
+:mod:`minisge.shepherd`) keep running and are picked up by the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+
+import trio
+
+from minisge import protocol_trio
+from minisge.cell import Cell
+from minisge.execd import Execd
+from minisge.qmaster import ExecdLink, Qmaster
+from minisge.requests import RequestHandler
+
+log = logging.getLogger("minisge.daemon")
+
+
+class InProcessExecd(ExecdLink):
+    """The qmaster's link to an execd in the same process."""
+
+    def __init__(self, execd: Execd):
+        self.execd = execd
+        self.host = execd.host
+
+    async def send(self, msg: dict) -> None:
+        await self.execd.handle(msg)
+
+
+async def scheduler_loop(qm: Qmaster) -> None:
+    """Run a scheduling pass whenever something changed; bursts coalesce."""
+    while True:
+        await qm.wake_scheduler.wait()
+        qm.wake_scheduler = trio.Event()
+        for job, task in qm.schedule():
+            await qm.start_task(job, task)
+        await trio.sleep(0)
+
+
+async def _watch_signals(cancel_scope: trio.CancelScope) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("got signal %d: shutting down", signum)
+            cancel_scope.cancel()
+            return
+
+
+def setup_logging(path: str) -> None:
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s|%(name)s|%(levelname)s|%(message)s", "%m/%d/%Y %H:%M:%S"))
+    root = logging.getLogger("minisge")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+
+
+async def run_allinone(cell: Cell, host: str, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    qm = Qmaster(cell, host)
+    qm.load()
+    qm.wake_scheduler = trio.Event()
+    handler = RequestHandler(qm)
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_watch_signals, scope)
+
+            async def execd_report(msg: dict) -> None:
+                await handler.execd_report(msg)
+
+            execd = Execd(cell, host, execd_report)
+            qm.execds[host] = InProcessExecd(execd)
+            qm.config.register_execd(host)
+            handler.shutdown = scope.cancel
+            await nursery.start(execd.run)
+            nursery.start_soon(scheduler_loop, qm)
+            listener = await protocol_trio.open_unix_listener(cell.socket_path)
+            nursery.start_soon(trio.serve_listeners, protocol_trio.serving(handler), [listener])
+            with open(cell.pid_file + ".tmp", "w") as f:
+                f.write(f"{os.getpid()}\n")
+            os.rename(cell.pid_file + ".tmp", cell.pid_file)
+            log.info("qmaster and execd of cell %s started on %s", cell.name, host)
+            qm.changed()
+            task_status.started()
+    try:
+        os.unlink(cell.socket_path)
+    except FileNotFoundError:
+        pass
+    try:
+        os.unlink(cell.pid_file)
+    except FileNotFoundError:
+        pass
+    log.info("shut down")

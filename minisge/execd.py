@@ -1,0 +1,323 @@
+"""The execution daemon: starts the shepherds of dispatched tasks and reports their end.
+
+Each task gets a directory ``active_jobs/<job>.<task>/`` in the execd spool
+holding the shepherd's ``config`` and, afterwards, its result files (see
+:mod:`minisge.shepherd`).  The execd forks the shepherd, waits for it
+through a pidfd, reads the results and reports them to the qmaster; only
+when the qmaster has recorded the end does the directory go.  After a
+restart, directories left behind are picked up again: finished ones are
+reported, live shepherds are waited for.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pwd
+import shutil
+import signal
+import sys
+import time
+from typing import Awaitable, Callable
+
+import trio
+
+from minisge import shepherd
+from minisge.cell import Cell
+
+log = logging.getLogger("minisge.execd")
+
+DEFAULT_PATH = "/usr/local/bin:/usr/ucb:/bin:/usr/bin"
+ARCH = "lx-amd64" if os.uname().machine == "x86_64" else f"lx-{os.uname().machine}"
+
+
+def expand_path(path: str, *, job_id: int, task_id: int | None, job_name: str, user: str, home: str, host: str) -> str:
+    """qsub(1)'s pseudo variables in ``-o``/``-e``/``-wd`` paths."""
+    out = path
+    for name, value in (
+        ("$HOME", home),
+        ("$USER", user),
+        ("$JOB_ID", str(job_id)),
+        ("$JOB_NAME", job_name),
+        ("$HOSTNAME", host),
+        ("$TASK_ID", str(task_id) if task_id is not None else "undefined"),
+    ):
+        out = out.replace(name, value)
+    if out.startswith("~"):
+        out = home + out[1:]
+    return out
+
+
+def output_path(paths: list | None, default_dir: str, name: str, kind: str, job_id: int, task: int | None, ctx: dict) -> str:
+    """Where stdout (kind ``o``) or stderr (``e``) of a task goes."""
+    base = f"{name}.{kind}{job_id}" + (f".{task}" if task is not None else "")
+    if not paths:
+        return os.path.join(default_dir, base)
+    p = paths[0]
+    if ":" in p and not p.startswith("/"):
+        p = p.split(":", 1)[1]
+    p = expand_path(p, **ctx)
+    if not os.path.isabs(p):
+        p = os.path.join(default_dir, p)
+    if os.path.isdir(p):
+        return os.path.join(p, base)
+    return p
+
+
+def build_task_config(msg: dict, host: str, cell: Cell, job_dir: str) -> dict:
+    """The shepherd's config for a start message: paths resolved, environment built."""
+    spec = msg["spec"]
+    job_id, task_id = msg["job_id"], msg["task_id"]
+    array = spec.get("array")
+    task = task_id if array else None
+    try:
+        pw = pwd.getpwuid(msg["uid"])
+        home, shell_login = pw.pw_dir, pw.pw_shell
+    except KeyError:
+        home, shell_login = "/", "/bin/sh"
+    user = msg["owner"]
+    name = spec["job_name"]
+    ctx = dict(job_id=job_id, task_id=task, job_name=name, user=user, home=home, host=host)
+    if spec.get("cwd"):
+        cwd = expand_path(spec["cwd"], **ctx)
+    else:
+        cwd = home
+    stdout = output_path(spec.get("stdout_path"), cwd, name, "o", job_id, task, ctx)
+    merge = bool(spec.get("merge"))
+    stderr = stdout if merge else output_path(spec.get("stderr_path"), cwd, name, "e", job_id, task, ctx)
+    stdin = spec.get("stdin_path")
+    stdin = expand_path(stdin[0], **ctx) if stdin else "/dev/null"
+    shell = (spec.get("shell") or [None])[0] or msg.get("queue_shell") or "/bin/sh"
+    if ":" in shell and not shell.startswith("/"):
+        shell = shell.split(":", 1)[1]
+    q = msg["queue"]
+    tmpdir = os.path.join(msg.get("tmpdir") or "/tmp", f"{job_id}.{task_id}.{q}")
+    nslots = msg.get("slots", 1)
+    env: dict[str, str] = {}
+    env.update(spec.get("env") or {})
+    o_env = spec.get("o_env") or {}
+    env.update({k: v for k, v in o_env.items() if v is not None})
+    path_env = env.get("PATH") or DEFAULT_PATH
+    env.update(
+        {
+            "HOME": home,
+            "USER": user,
+            "LOGNAME": user,
+            "SHELL": shell,
+            "PATH": path_env,
+            "ARC": ARCH,
+            "SGE_ARCH": ARCH,
+            "ENVIRONMENT": "BATCH",
+            "HOSTNAME": host,
+            "JOB_ID": str(job_id),
+            "JOB_NAME": name,
+            "REQUEST": name,
+            "QUEUE": q,
+            "RESTARTED": str(msg.get("restarted", 0)),
+            "NSLOTS": str(nslots),
+            "NHOSTS": str(msg.get("nhosts", 1)),
+            "NQUEUES": str(msg.get("nqueues", 1)),
+            "SGE_ROOT": cell.root,
+            "SGE_CELL": cell.name,
+            "SGE_ACCOUNT": spec.get("account") or "sge",
+            "SGE_BINARY_PATH": os.path.dirname(sys.executable),
+            "SGE_JOB_SPOOL_DIR": job_dir,
+            "SGE_STDOUT_PATH": stdout,
+            "SGE_STDERR_PATH": stderr,
+            "SGE_STDIN_PATH": stdin,
+            "SGE_CWD_PATH": cwd,
+            "TMPDIR": tmpdir,
+            "TMP": tmpdir,
+        }
+    )
+    if array:
+        env.update(
+            SGE_TASK_ID=str(task_id), SGE_TASK_FIRST=str(array[0]), SGE_TASK_LAST=str(array[1]), SGE_TASK_STEPSIZE=str(array[2])
+        )
+    else:
+        env.update(SGE_TASK_ID="undefined", SGE_TASK_FIRST="undefined", SGE_TASK_LAST="undefined", SGE_TASK_STEPSIZE="undefined")
+    if msg.get("pe"):
+        env["PE"] = msg["pe"]
+        env["PE_HOSTFILE"] = os.path.join(job_dir, "pe_hostfile")
+    if spec.get("binary"):
+        env["JOB_SCRIPT"] = spec["command"]
+    else:
+        env["JOB_SCRIPT"] = msg["script_file"]
+    return {
+        "job_id": job_id,
+        "task_id": task_id,
+        "uid": msg["uid"],
+        "gid": msg["gid"],
+        "cwd": cwd,
+        "stdout_path": stdout,
+        "stderr_path": stderr,
+        "stdin_path": stdin,
+        "merge": merge,
+        "shell": shell,
+        "shell_start_mode": msg.get("shell_start_mode", "posix_compliant"),
+        "binary": bool(spec.get("binary")),
+        "command": spec.get("command"),
+        "args": spec.get("args") or [],
+        "script_file": msg.get("script_file"),
+        "env": env,
+        "tmpdir": tmpdir,
+        "pe_hostfile": msg.get("pe_hostfile"),
+    }
+
+
+def read_results(job_dir: str) -> dict:
+    """What the shepherd left: the report to send to the qmaster."""
+    report: dict = {}
+    try:
+        with open(os.path.join(job_dir, "exit_status"), encoding="utf-8") as f:
+            report["failed"] = int(f.read().split()[0])
+    except (FileNotFoundError, ValueError, IndexError):
+        report["failed"] = shepherd.ESSTATE_NO_EXITSTATUS
+    try:
+        with open(os.path.join(job_dir, "usage"), encoding="utf-8") as f:
+            usage = shepherd.parse_usage(f.read())
+        report["usage"] = usage
+        report["exit_status"] = int(usage.get("exit_status", 0))
+        report["signal"] = int(usage.get("signal", 0))
+    except FileNotFoundError:
+        report["usage"] = {}
+    try:
+        with open(os.path.join(job_dir, "error"), encoding="utf-8") as f:
+            report["error"] = f.readline().strip()
+    except FileNotFoundError:
+        pass
+    try:
+        with open(os.path.join(job_dir, "limit"), encoding="utf-8") as f:
+            report["limit"] = f.read().strip()
+    except FileNotFoundError:
+        pass
+    return report
+
+
+class Execd:
+    def __init__(self, cell: Cell, host: str, report: Callable[[dict], Awaitable[None]]):
+        self.cell = cell
+        self.host = host
+        self.report = report  # sends a message to the qmaster
+        self.spool = cell.execd_spool(host)
+        self.active = os.path.join(self.spool, "active_jobs")
+        self.running: dict[tuple[int, int], dict] = {}  # (job, task) -> {"job_pid", "dir"}
+        self.nursery: trio.Nursery | None = None
+
+    def job_dir(self, job_id: int, task_id: int) -> str:
+        return os.path.join(self.active, f"{job_id}.{task_id}")
+
+    async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        os.makedirs(self.active, exist_ok=True)
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            self.recover()
+            task_status.started()
+            await trio.sleep_forever()
+
+    # ------------------------------------------------------------ requests
+    async def handle(self, msg: dict) -> None:
+        op = msg.get("op")
+        if op == "start":
+            self.start(msg)
+        elif op == "signal":
+            self.signal(msg["job_id"], msg["task_id"], msg.get("signal", "KILL"))
+        elif op == "ack_end":
+            d = self.job_dir(msg["job_id"], msg["task_id"])
+            shutil.rmtree(d, ignore_errors=True)
+
+    def start(self, msg: dict) -> None:
+        key = (msg["job_id"], msg["task_id"])
+        if key in self.running:
+            return
+        d = self.job_dir(*key)
+        if os.path.exists(os.path.join(d, "config")):
+            return  # already started once (a repeated start message)
+        os.makedirs(d, exist_ok=True)
+        cfg = build_task_config(msg, self.host, self.cell, d)
+        os.makedirs(cfg["tmpdir"], exist_ok=True)
+        if os.getuid() == 0:
+            os.chown(cfg["tmpdir"], cfg["uid"], cfg["gid"])
+        if msg.get("pe_hostfile"):
+            with open(os.path.join(d, "pe_hostfile"), "w", encoding="utf-8") as f:
+                f.write(msg["pe_hostfile"])
+        with open(os.path.join(d, "config"), "w", encoding="utf-8") as f:
+            json.dump(cfg, f)
+        pid = os.fork()
+        if pid == 0:  # the shepherd
+            shepherd.run(d)
+        entry = {"pid": pid, "dir": d, "h_rt": msg.get("h_rt"), "tmpdir": cfg["tmpdir"], "started": time.monotonic()}
+        self.running[key] = entry
+        assert self.nursery is not None
+        self.nursery.start_soon(self.watch, key, pid, True)
+
+    def recover(self) -> None:
+        """Pick up the tasks a previous execd left in ``active_jobs``."""
+        for name in sorted(os.listdir(self.active)):
+            try:
+                job_id, task_id = (int(x) for x in name.split("."))
+            except ValueError:
+                continue
+            d = os.path.join(self.active, name)
+            key = (job_id, task_id)
+            pid = _read_int(os.path.join(d, "pid"))
+            self.running[key] = {"pid": pid, "dir": d, "h_rt": None, "tmpdir": None, "started": time.monotonic()}
+            assert self.nursery is not None
+            self.nursery.start_soon(self.watch, key, pid, False)
+
+    async def watch(self, key: tuple[int, int], pid: int | None, own_child: bool) -> None:
+        entry = self.running[key]
+        d = entry["dir"]
+        if pid and not os.path.exists(os.path.join(d, "exit_status")):
+            try:
+                fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                fd = None
+            if fd is not None:
+                try:
+                    h_rt = entry.get("h_rt")
+                    if h_rt:
+                        with trio.move_on_after(h_rt) as scope:
+                            await trio.lowlevel.wait_readable(fd)
+                        if scope.cancelled_caught:
+                            with open(os.path.join(d, "limit"), "w") as f:
+                                f.write("h_rt\n")
+                            self.signal(*key, "KILL")
+                            await trio.lowlevel.wait_readable(fd)
+                    else:
+                        await trio.lowlevel.wait_readable(fd)
+                finally:
+                    os.close(fd)
+            if own_child:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+        report = read_results(d)
+        report.update(op="task_end", job_id=key[0], task_id=key[1], host=self.host)
+        if entry.get("tmpdir"):
+            shutil.rmtree(entry["tmpdir"], ignore_errors=True)
+        self.running.pop(key, None)
+        await self.report(report)
+
+    def signal(self, job_id: int, task_id: int, sig: str) -> None:
+        d = self.job_dir(job_id, task_id)
+        job_pid = _read_int(os.path.join(d, "job_pid"))
+        signum = getattr(signal, f"SIG{sig}", signal.SIGKILL)
+        if job_pid:
+            try:
+                os.killpg(job_pid, signum)
+            except ProcessLookupError:
+                pass
+        else:
+            # not exec'd yet: note it so the shepherd result counts as killed
+            pass
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return int(f.read().strip())
+    except (FileNotFoundError, ValueError):
+        return None

@@ -1,0 +1,144 @@
+"""The qmaster's model of a job and its array tasks.
+
+A job is its submission request (the dict ``qsub`` sends, see
+:mod:`minisge.submit_options`) plus what happened since: which tasks are
+still pending, which were dispatched, holds and predecessors.  Pending
+array tasks stay a plain list of ids; a task gets a :class:`Task` record
+only when it is dispatched (or put in error), and leaves the job when it
+ends (the accounting file keeps it), so a 100,000-task array costs little.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+RUNNING = "running"
+ERROR = "error"  # Eqw: waits for qmod -cj
+
+
+@attrs.define
+class Grant:
+    """Slots granted in one queue instance."""
+
+    cqueue: str
+    host: str
+    slots: int
+
+    @property
+    def qinstance(self) -> str:
+        return f"{self.cqueue}@{self.host}"
+
+
+@attrs.define
+class Task:
+    task_id: int
+    state: str = RUNNING
+    start_time: float = 0.0
+    granted: list[Grant] = attrs.field(factory=list)
+    granted_pe: str = ""
+    restarted: int = 0
+    delete_requested: bool = False
+    error_reason: str = ""
+    suspended: bool = False
+
+    @property
+    def slots(self) -> int:
+        return sum(g.slots for g in self.granted)
+
+    @property
+    def master(self) -> Grant | None:
+        return self.granted[0] if self.granted else None
+
+
+@attrs.define
+class Job:
+    number: int
+    name: str
+    owner: str
+    uid: int
+    group: str
+    gid: int
+    submission_time: float
+    spec: dict
+    pending: list[int] = attrs.field(factory=list)
+    tasks: dict[int, Task] = attrs.field(factory=dict)
+    user_hold: bool = False
+    operator_hold: bool = False
+    system_hold: bool = False
+    predecessors: list[int] = attrs.field(factory=list)
+    restarted_pending: dict[int, int] = attrs.field(factory=dict)  # task -> restart count
+    priority: int = 0
+
+    @property
+    def is_array(self) -> bool:
+        return self.spec.get("array") is not None
+
+    @property
+    def array(self) -> tuple[int, int, int]:
+        a = self.spec.get("array")
+        return tuple(a) if a else (1, 1, 1)  # type: ignore[return-value]
+
+    @property
+    def held(self) -> bool:
+        return self.user_hold or self.operator_hold or self.system_hold or bool(self.predecessors)
+
+    def hold_letters(self) -> str:
+        return "h" if self.held else ""
+
+    def is_done(self) -> bool:
+        return not self.pending and not self.tasks
+
+    def all_task_ids(self) -> list[int]:
+        return sorted(set(self.pending) | set(self.tasks))
+
+    def requested_slots(self) -> int:
+        pe = self.spec.get("pe")
+        if not pe:
+            return 1
+        return pe_min_slots(pe["range"])
+
+
+def pe_min_slots(rng: str) -> int:
+    """The least number of slots a PE range such as ``4``, ``2-8`` or ``-8`` allows."""
+    first = rng.split(",")[0]
+    if "-" in first:
+        lo = first.split("-")[0]
+        return int(lo) if lo else 1
+    return int(first)
+
+
+def pe_range(rng: str) -> list[tuple[int, int]]:
+    """``2-4,8`` → [(2, 4), (8, 8)]; ``-8`` → [(1, 8)]; ``4-`` → [(4, 9999999)]."""
+    out = []
+    for part in rng.split(","):
+        part = part.strip()
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            out.append((int(lo) if lo else 1, int(hi) if hi else 9999999))
+        else:
+            out.append((int(part), int(part)))
+    return out
+
+
+def task_ranges(ids: list[int], step: int = 1) -> str:
+    """Grid Engine's compressed task list: ``1-5:1``, ``1,3,7`` forms, e.g. ``1-3:1,7``."""
+    ids = sorted(ids)
+    if not ids:
+        return ""
+    parts = []
+    i = 0
+    while i < len(ids):
+        j = i
+        if i + 1 < len(ids):
+            st = ids[i + 1] - ids[i]
+            while j + 1 < len(ids) and ids[j + 1] - ids[j] == st:
+                j += 1
+        else:
+            st = step
+        if j == i:
+            parts.append(f"{ids[i]}")
+            i += 1
+        else:
+            parts.append(f"{ids[i]}-{ids[j]}:{st}")
+            i = j + 1
+    return ",".join(parts)

@@ -1,0 +1,349 @@
+"""The qmaster: the cell's state, its requests and its events.
+
+It owns the jobs and the configuration, spools every change before it
+answers, wakes the scheduler (coalesced) on every change that could start a
+job, sends dispatched tasks to execds and turns their reports into
+accounting records and job states.  Requests come from local commands over
+the Unix socket (the caller identified by SO_PEERCRED) and from execds, in
+process or over TCP; both speak :mod:`minisge.protocol`.
+"""
+
+from __future__ import annotations
+
+import grp
+import logging
+import os
+import pwd
+import time
+from typing import Callable
+
+import cattrs
+import trio
+
+from minisge import accounting_writer, exit_rules, scheduler
+from minisge.cell import Cell
+from minisge.config_state import ConfigState, RequestError
+from minisge.job import ERROR, RUNNING, Grant, Job, Task
+from minisge.spool import QmasterSpool
+
+log = logging.getLogger("minisge.qmaster")
+
+_conv = cattrs.Converter()
+
+
+def user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
+class Qmaster:
+    def __init__(self, cell: Cell, host: str, clock: Callable[[], float] = time.time):
+        self.cell = cell
+        self.host = host
+        self.clock = clock
+        self.spool = QmasterSpool(cell)
+        self.config = ConfigState(self.spool, host)
+        self.jobs: dict[int, Job] = {}
+        self.last_job_id = 0
+        self.execds: dict[str, "ExecdLink"] = {}
+        self.wake_scheduler = trio.Event() if _in_trio() else None
+        self.job_waiters: dict[int, list[trio.MemorySendChannel]] = {}
+        self.pending_reasons: dict[int, list[str]] = {}
+        self.admin_uid = os.getuid()
+
+    # ------------------------------------------------------------ loading
+    def load(self) -> None:
+        self.config.load()
+        self.last_job_id = self.spool.read_jobseqnum()
+        for data in self.spool.load_jobs():
+            job = _conv.structure(data, Job)
+            self.jobs[job.number] = job
+            self.last_job_id = max(self.last_job_id, job.number)
+
+    def save_job(self, job: Job) -> None:
+        if job.is_done():
+            self.spool.delete_job(job.number)
+            self.jobs.pop(job.number, None)
+        else:
+            self.spool.write_job(job.number, _conv.unstructure(job))
+
+    def changed(self) -> None:
+        """Something happened that may let a job start: wake the scheduler."""
+        if self.wake_scheduler is not None:
+            self.wake_scheduler.set()
+
+    # ------------------------------------------------------------ rights
+    def is_manager(self, uid: int) -> bool:
+        return uid == 0 or uid == self.admin_uid or user_name(uid) in self.config.managers
+
+    def is_operator(self, uid: int) -> bool:
+        return self.is_manager(uid) or user_name(uid) in self.config.operators
+
+    # ------------------------------------------------------------ submit
+    def submit(self, req: dict, uid: int, gid: int) -> dict:
+        gconf = self.config.global_conf
+        if uid < gconf.min_uid:
+            raise RequestError(
+                f"Unable to run job: job rejected: your user id {uid} is lower than minimum user id {gconf.min_uid} of cluster configuration\nExiting.",
+            )
+        if gid < gconf.min_gid:
+            raise RequestError(
+                f"Unable to run job: job rejected: your group id {gid} is lower than minimum group id {gconf.min_gid} of cluster configuration\nExiting.",
+            )
+        if self.config.cell_owner_only and uid != self.admin_uid:
+            raise RequestError(
+                f"Unable to run job: job rejected: this cell runs as user {user_name(self.admin_uid)} and accepts its jobs alone\nExiting."
+            )
+        self.config.check_request(req)
+        owner = user_name(uid)
+        job_id = self.last_job_id + 1
+        if job_id > 9999999:  # Grid Engine wraps its job ids
+            job_id = 1
+        arr = req.get("array")
+        tasks = list(range(arr[0], arr[1] + 1, arr[2])) if arr else [1]
+        preds = self.resolve_predecessors(req.get("hold_jid") or [], owner)
+        job = Job(
+            number=job_id,
+            name=req["job_name"],
+            owner=owner,
+            uid=uid,
+            group=group_name(gid),
+            gid=gid,
+            submission_time=self.clock(),
+            spec=req,
+            pending=tasks,
+            user_hold=bool(req.get("hold")),
+            predecessors=preds,
+            priority=int(req.get("priority") or 0),
+        )
+        if req.get("script") is not None and not req.get("binary"):
+            self.spool.write_script(job_id, req["script"])
+            job.spec = dict(req)
+            job.spec["script"] = None  # kept in job_scripts/, not twice
+        self.spool.write_job(job_id, _conv.unstructure(job))
+        self.spool.write_jobseqnum(job_id)
+        self.last_job_id = job_id
+        self.jobs[job_id] = job
+        log.info("job %d submitted by %s", job_id, owner)
+        self.changed()
+        return {"job_id": job_id, "name": job.name, "array": arr}
+
+    def resolve_predecessors(self, refs: list[str], owner: str) -> list[int]:
+        """``-hold_jid`` ids and names → the ids of jobs that still exist."""
+        out: list[int] = []
+        for ref in refs:
+            if ref.isdigit():
+                if int(ref) in self.jobs:
+                    out.append(int(ref))
+            else:
+                import fnmatch
+
+                for j in self.jobs.values():
+                    if j.owner == owner and fnmatch.fnmatchcase(j.name, ref):
+                        out.append(j.number)
+        return sorted(set(out))
+
+    # ------------------------------------------------------------ delete
+    def find_jobs(self, target: str) -> list[Job]:
+        if target.isdigit():
+            j = self.jobs.get(int(target))
+            return [j] if j else []
+        return [j for j in self.jobs.values() if j.name == target]
+
+    async def delete(self, targets: list[str], uid: int, users: list[str] | None = None) -> tuple[list[str], int]:
+        """qdel: returns the lines to print and the exit code."""
+        caller = user_name(uid)
+        lines: list[str] = []
+        rc = 0
+        selected: list[tuple[Job, list[int] | None]] = []
+        if users:
+            for j in list(self.jobs.values()):
+                if "*" in users or j.owner in users:
+                    selected.append((j, None))
+        for t in targets:
+            tasks = None
+            if "." in t:
+                t, rng = t.split(".", 1)
+                tasks = _expand_tasks(rng)
+            found = self.find_jobs(t)
+            if not found:
+                lines.append(f'denied: job "{t}" does not exist')
+                rc = 1
+            for j in found:
+                selected.append((j, tasks))
+        for job, tasks in selected:
+            if job.owner != caller and not self.is_operator(uid):
+                lines.append(f"{caller} - you do not have the necessary privileges to delete the job \"{job.number}\"")
+                rc = 1
+                continue
+            lines.extend(await self._delete_job(job, tasks, caller))
+        return lines, rc
+
+    async def _delete_job(self, job: Job, tasks: list[int] | None, caller: str) -> list[str]:
+        running = [t for t in job.tasks.values() if tasks is None or t.task_id in tasks]
+        pend = [t for t in job.pending if tasks is None or t in tasks]
+        job.pending = [t for t in job.pending if t not in pend]
+        for t in pend:
+            self.write_accounting_unstarted(job, t)
+        lines = []
+        signalled = False
+        for task in running:
+            if task.state == ERROR:
+                job.tasks.pop(task.task_id)
+                continue
+            task.delete_requested = True
+            signalled = True
+            await self.send_to_execd(task, {"op": "signal", "job_id": job.number, "task_id": task.task_id, "signal": "KILL"})
+        self.save_job(job)
+        self.release_dependents(job)
+        if signalled:
+            lines.append(f"{caller} has registered the job {job.number} for deletion")
+        else:
+            lines.append(f"{caller} has deleted job {job.number}")
+        self.notify_waiters(job)
+        self.changed()
+        return lines
+
+    def write_accounting_unstarted(self, job: Job, task_id: int) -> None:
+        """Grid Engine writes no record for a job deleted before it ran."""
+
+    def release_dependents(self, finished: Job) -> None:
+        """Jobs held by ``-hold_jid`` on ``finished`` go on once it is gone."""
+        if not finished.is_done():
+            return
+        for j in self.jobs.values():
+            if finished.number in j.predecessors:
+                j.predecessors.remove(finished.number)
+                self.save_job(j)
+        self.changed()
+
+    # ------------------------------------------------------------ scheduling
+    def schedule(self) -> list[tuple[Job, Task]]:
+        snap = self.config.snapshot(self.jobs, self.execds)
+        plan = scheduler.schedule(snap)
+        self.pending_reasons = plan.reasons
+        started = []
+        now = self.clock()
+        for d in plan.dispatches:
+            job = self.jobs[d.job_id]
+            if d.task_id not in job.pending:
+                continue
+            job.pending.remove(d.task_id)
+            task = Task(
+                task_id=d.task_id,
+                state=RUNNING,
+                start_time=now,
+                granted=[Grant(q, h, n) for (q, h, n) in d.granted],
+                granted_pe=d.pe or "",
+                restarted=job.restarted_pending.pop(d.task_id, 0),
+            )
+            job.tasks[d.task_id] = task
+            started.append((job, task))
+        for job in {id(j): j for j, _ in started}.values():
+            self.save_job(job)
+        return started
+
+    async def send_to_execd(self, task: Task, msg: dict) -> None:
+        link = self.execds.get(task.master.host) if task.master else None
+        if link is not None:
+            await link.send(msg)
+
+    async def start_task(self, job: Job, task: Task) -> None:
+        msg = self.config.start_message(job, task, self.spool.script_path(job.number))
+        link = self.execds.get(task.master.host)
+        if link is None:
+            return
+        await link.send(msg)
+
+    # ------------------------------------------------------------ execd reports
+    def task_finished(self, report: dict) -> None:
+        job = self.jobs.get(report["job_id"])
+        if job is None:
+            return
+        task = job.tasks.get(report["task_id"])
+        if task is None:
+            return
+        outcome = exit_rules.job_outcome(report, self.config.forbid_reschedule, self.config.forbid_apperror,
+                                         deleted=task.delete_requested)
+        record = accounting_writer.record_for(job, task, report, outcome.failed, self.host)
+        accounting_writer.append(self.cell.accounting, record)
+        del job.tasks[task.task_id]
+        if outcome.requeue and not task.delete_requested:
+            job.pending.append(task.task_id)
+            job.pending.sort()
+            job.restarted_pending[task.task_id] = task.restarted + 1
+        elif outcome.job_error and not task.delete_requested:
+            task.state = ERROR
+            task.error_reason = outcome.reason
+            task.granted = []
+            job.tasks[task.task_id] = task
+        if outcome.queue_error and task.master is not None:
+            self.config.set_queue_error(task.master.qinstance, outcome.reason)
+        self.last_exit[(job.number, task.task_id)] = report
+        self.save_job(job)
+        self.release_dependents(job)
+        self.notify_waiters(job, report)
+        self.changed()
+
+    last_exit: dict = {}
+
+    # ------------------------------------------------------------ -sync y
+    def add_waiter(self, job_id: int) -> trio.MemoryReceiveChannel:
+        send, recv = trio.open_memory_channel(100000)
+        self.job_waiters.setdefault(job_id, []).append(send)
+        return recv
+
+    def notify_waiters(self, job: Job, report: dict | None = None) -> None:
+        for ch in self.job_waiters.get(job.number, []):
+            try:
+                if report is not None:
+                    ch.send_nowait({"event": "task_end", "task_id": report["task_id"],
+                                    "exit_status": report.get("exit_status", 0),
+                                    "signal": report.get("signal", 0), "failed": report.get("failed", 0)})
+                if job.is_done() or job.number not in self.jobs:
+                    ch.send_nowait({"event": "job_end"})
+            except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+        if job.is_done():
+            self.job_waiters.pop(job.number, None)
+
+
+class ExecdLink:
+    """How the qmaster reaches one execd (in process or over TCP)."""
+
+    host: str
+
+    async def send(self, msg: dict) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def _expand_tasks(rng: str) -> list[int]:
+    out = []
+    for part in rng.split(","):
+        step = 1
+        if ":" in part:
+            part, s = part.split(":", 1)
+            step = int(s)
+        if "-" in part:
+            a, b = part.split("-", 1)
+            out.extend(range(int(a), int(b) + 1, step))
+        else:
+            out.append(int(part))
+    return out
+
+
+def _in_trio() -> bool:
+    try:
+        trio.lowlevel.current_task()
+        return True
+    except RuntimeError:
+        return False
