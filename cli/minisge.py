@@ -126,19 +126,59 @@ def cmd_status(args, cell: Cell) -> int:
     return 0
 
 
+def _qmaster_address(args, cell: Cell) -> tuple[str, int]:
+    if args.qmaster:
+        host, _, port = args.qmaster.partition(":")
+        return host, int(port) if port else cell.qmaster_port()
+    return cell.act_qmaster() or short_hostname(), cell.qmaster_port()
+
+
+def cmd_qmaster(args, cell: Cell) -> int:
+    import trio
+
+    from minisge.daemon import setup_logging
+    from minisge.remote import run_qmaster
+
+    if not cell.exists():
+        from minisge.cell_init import init_cell
+
+        for line in init_cell(cell, args.hostname, args.slots):
+            print(line)
+    setup_logging(cell.messages)
+    trio.run(run_qmaster, cell, args.hostname)
+    return 0
+
+
+def cmd_execd(args, cell: Cell) -> int:
+    import trio
+
+    from minisge.daemon import setup_logging
+    from minisge.remote import run_execd
+
+    spool = cell.execd_spool(args.hostname)
+    os.makedirs(spool, exist_ok=True)
+    setup_logging(os.path.join(spool, "messages"))
+    trio.run(run_execd, cell, args.hostname, _qmaster_address(args, cell))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="minisge", description="A Grid Engine for a few workstations.")
     sub = p.add_subparsers(dest="command", required=True)
-    for name in ("init", "start", "stop", "status"):
+    for name in ("init", "start", "stop", "status", "qmaster", "execd"):
         sp = sub.add_parser(name)
         sp.add_argument("--hostname", default=short_hostname())
-        if name in ("init", "start"):
+        if name == "execd":
+            sp.add_argument("--qmaster", default=None, help="HOST[:PORT] of the qmaster (default: act_qmaster)")
+        if name in ("init", "start", "qmaster"):
             sp.add_argument("--slots", type=int, default=None, help="slots of all.q (default: the number of cores)")
         if name == "start":
             sp.add_argument("--foreground", action="store_true", help="stay attached (for systemd and tests)")
     args = p.parse_args(argv)
     cell = Cell.from_env()
-    return {"init": cmd_init, "start": cmd_start, "stop": cmd_stop, "status": cmd_status}[args.command](args, cell)
+    commands = {"init": cmd_init, "start": cmd_start, "stop": cmd_stop, "status": cmd_status,
+                "qmaster": cmd_qmaster, "execd": cmd_execd}
+    return commands[args.command](args, cell)
 
 
 if __name__ == "__main__":

@@ -107,3 +107,30 @@ def append(path: str, record: accounting.AccountingRecord, sync: bool = True) ->
             os.fdatasync(fd)
     finally:
         os.close(fd)
+
+
+def already_written(path: str, record: accounting.AccountingRecord, window: int = 1 << 20) -> bool:
+    """Whether the last ``window`` bytes of the file hold this task's record.
+
+    Asked only for a task that was running when the qmaster went down: its
+    end may have been recorded just before, and must not be recorded twice.
+    """
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - window))
+            tail = f.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return False
+    key = (record.job_number, record.task_number, record.start_time)
+    for line in tail.splitlines():
+        if line.startswith("#") or line.count(":") < 44:
+            continue
+        try:
+            r = accounting.parse_line(line)
+        except Exception:
+            continue
+        if (r.job_number, r.task_number, r.start_time) == key:
+            return True
+    return False

@@ -80,18 +80,23 @@ async def run_allinone(cell: Cell, host: str, task_status=trio.TASK_STATUS_IGNOR
             nursery.start_soon(scheduler_loop, qm)
             listener = await protocol_trio.open_unix_listener(cell.socket_path)
             nursery.start_soon(trio.serve_listeners, protocol_trio.serving(handler), [listener])
-            with open(cell.pid_file + ".tmp", "w") as f:
-                f.write(f"{os.getpid()}\n")
-            os.rename(cell.pid_file + ".tmp", cell.pid_file)
+            write_pid(cell.pid_file)
             log.info("qmaster and execd of cell %s started on %s", cell.name, host)
             qm.changed()
             task_status.started()
-    try:
-        os.unlink(cell.socket_path)
-    except FileNotFoundError:
-        pass
-    try:
-        os.unlink(cell.pid_file)
-    except FileNotFoundError:
-        pass
+    remove_runtime_files(cell)
+
+
+def write_pid(path: str) -> None:
+    with open(path + ".tmp", "w") as f:
+        f.write(f"{os.getpid()}\n")
+    os.rename(path + ".tmp", path)
+
+
+def remove_runtime_files(cell: Cell) -> None:
+    for p in (cell.socket_path, cell.pid_file):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
     log.info("shut down")

@@ -213,8 +213,21 @@ class Execd:
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
             self.recover()
+            nursery.start_soon(self.report_load)
             task_status.started()
             await trio.sleep_forever()
+
+    async def report_load(self, interval: float = 10.0) -> None:
+        """Send the host's load values now and every ``interval`` seconds."""
+        from minisge.load import read_load_values
+
+        while True:
+            try:
+                values = read_load_values(ARCH)
+            except OSError:
+                values = {}
+            await self.report({"op": "load", "host": self.host, "values": values})
+            await trio.sleep(interval)
 
     # ------------------------------------------------------------ requests
     async def handle(self, msg: dict) -> None:
@@ -251,6 +264,16 @@ class Execd:
         self.running[key] = entry
         assert self.nursery is not None
         self.nursery.start_soon(self.watch, key, pid, True)
+
+    def finished_unacked(self):
+        """Tasks whose shepherd has ended but whose end the qmaster has not acknowledged."""
+        for name in sorted(os.listdir(self.active)):
+            try:
+                key = tuple(int(x) for x in name.split("."))
+            except ValueError:
+                continue
+            if key not in self.running and os.path.exists(os.path.join(self.active, name, "exit_status")):
+                yield key
 
     def recover(self) -> None:
         """Pick up the tasks a previous execd left in ``active_jobs``."""

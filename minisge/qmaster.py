@@ -59,6 +59,8 @@ class Qmaster:
         self.job_waiters: dict[int, list[trio.MemorySendChannel]] = {}
         self.pending_reasons: dict[int, list[str]] = {}
         self.admin_uid = os.getuid()
+        self.boot_time = clock()
+        self.last_exit: dict = {}
 
     # ------------------------------------------------------------ loading
     def load(self) -> None:
@@ -275,7 +277,8 @@ class Qmaster:
         outcome = exit_rules.job_outcome(report, self.config.forbid_reschedule, self.config.forbid_apperror,
                                          deleted=task.delete_requested)
         record = accounting_writer.record_for(job, task, report, outcome.failed, self.host)
-        accounting_writer.append(self.cell.accounting, record)
+        if not (task.start_time < self.boot_time and accounting_writer.already_written(self.cell.accounting, record)):
+            accounting_writer.append(self.cell.accounting, record)
         del job.tasks[task.task_id]
         if outcome.requeue and not task.delete_requested:
             job.pending.append(task.task_id)
@@ -293,8 +296,6 @@ class Qmaster:
         self.release_dependents(job)
         self.notify_waiters(job, report)
         self.changed()
-
-    last_exit: dict = {}
 
     # ------------------------------------------------------------ -sync y
     def add_waiter(self, job_id: int) -> trio.MemoryReceiveChannel:

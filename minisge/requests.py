@@ -41,8 +41,13 @@ class RequestHandler:
 
     # ------------------------------------------------------------ execd
     async def execd_report(self, msg: dict) -> None:
+        if msg.get("op") == "load":
+            self.qm.config.load_values[msg["host"]] = dict(msg.get("values") or {})
+            return
         if msg.get("op") == "task_end":
             self.qm.task_finished(msg)
+            # acknowledged even when unknown (already recorded before a restart),
+            # so the execd can drop the task's directory
             link = self.qm.execds.get(msg.get("host"))
             if link is not None:
                 await link.send({"op": "ack_end", "job_id": msg["job_id"], "task_id": msg["task_id"]})
