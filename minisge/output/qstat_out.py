@@ -1,0 +1,999 @@
+"""``qstat`` output, byte-exact with Grid Engine 8.1.9 (standard library only).
+
+The qmaster answers a qstat request with plain dicts; these functions print
+them exactly as Grid Engine's qstat does.  Selecting jobs and queues (``-u``,
+``-s``, ``-q``, ``-l``, ``-pe``...) is the command's work: the functions print
+what they are given, in Grid Engine's order (see "Order" below).
+
+Job dict (one per job; ``-j`` uses more keys, see :func:`format_job_detail`)::
+
+    job_number       int
+    name             str      job name (cut to 10 columns in listings)
+    owner            str
+    submission_time  int      epoch seconds
+    slots            int      slots requested (printed on pending lines); 1
+    array            bool     submitted with -t (prints the ja-task-ID column)
+    prio             float    normalized priority, 0..1 ("prior"); 0.0
+    state            str      state letters ("qw", "hqw", "r", "Eqw", ...)
+    queue            str|None queue instance "all.q@host" when running
+    start_time       int      epoch seconds, for a running job
+    tasks            list     array jobs: one dict per task (see below); a
+                              job without "tasks" is its own single task
+    -ext:  ntckts project department tickets override_tickets otickets
+           ftickets stickets share, and per task cpu (s) mem (GB s) io (GB)
+           (None = no usage reported: "NA" on running lines)
+    -pri:  nurg nppri ntckts priority (the POSIX -p value)
+    -urg:  nurg urg rrcontr wtcontr dlcontr deadline (epoch, 0 = none)
+    -r:    pe, pe_range (str, "2" or "2-4"), granted_pe, checkpoint,
+           hard_resources [(name, value, urgency contribution)],
+           default_requests [(name, value)], soft_resources [(name, value)],
+           hard_queues, soft_queues, master_queues [str],
+           predecessors_requested [str], predecessors [int],
+           ad_predecessors_requested [str], ad_predecessors [int],
+           binding (str, "NONE")
+
+Task dict (enrolled array task, or a block of pending tasks)::
+
+    task_number  int          or  ranges [(start, end, step)] for a block
+    state, queue, start_time, prio, cpu, mem, io   as for the job
+    granted      [(queue instance, slots), ...]  first = master queue;
+                 default [(queue, slots)]
+    slots        int          granted slots in total (default: sum of granted)
+
+A pending line of an array job collapses all its pending tasks that share a
+state into one range list (``2-8:1``, ``1-10:3``, ``4,5``); ``-g d`` prints
+one line per task.  Running tasks get one line each.
+
+Queue instance dict (``-f``, ``-F``, ``-explain``, ``-f -xml``)::
+
+    name      "all.q@vm"      qtype "BIP"    resv used total  int
+    load_avg  float|None      arch  str|None states str ("" for none)
+    messages  [str]           alarm/explain lines ("\\t" + line)
+    resources [(dominance, name, value)]  -F lines ("hl", "arch", "lx-amd64")
+
+Cluster queue dict (``-g c``): name load(None = -NA-) used resv available
+total temp_disabled manual_intervention, and for ``-ext`` suspend_manual
+suspend_threshold suspend_on_subordinate suspend_calendar unknown load_alarm
+disabled_manual disabled_calendar ambiguous orphaned error.
+
+Order: running lines come queue instance by queue instance (the ``queues``
+order given, by default cluster queue then host name), and within a queue in
+the order of ``jobs``; pending lines follow, sorted by priority (highest
+first) then job number, as sgeee_sort_jobs does.
+
+Dates are printed in local time, as Grid Engine does (the TZ of the caller).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "Options",
+    "compress_task_ids",
+    "format_task_ranges",
+    "format_job_list",
+    "format_full",
+    "format_cluster_summary",
+    "format_job_detail",
+    "format_job_details",
+    "format_scheduling_summary",
+    "format_xml",
+    "format_unknown_jobs",
+    "format_memory",
+    "format_cpu_time",
+]
+
+QUEUE_WIDTH = 30
+_PENDING_BANNER = " - PENDING JOBS - PENDING JOBS - PENDING JOBS - PENDING JOBS - PENDING JOBS"
+_HASHES_EXT = "#" * 110
+_XML_HEAD = ("<?xml version='1.0'?>\n"
+             '<job_info  xmlns:xsd="http://arc.liv.ac.uk/repos/darcs/sge/source/dist/'
+             'util/resources/schemas/qstat/qstat.xsd">\n')
+
+
+class Options:
+    """The display switches of a qstat run.
+
+    ``ext`` (-ext), ``pri`` (-pri), ``urg`` (-urg), ``tasks`` (-t, which
+    implies ``group_tasks``), ``group_tasks`` (-g t: one line per slot with
+    MASTER/SLAVE), ``expand_arrays`` (-g d), ``resources`` (-r),
+    ``queue_width`` (SGE_LONG_QNAMES; 30 by default, at least 10).
+    """
+
+    __slots__ = ("ext", "pri", "urg", "tasks", "group_tasks", "expand_arrays",
+                 "resources", "queue_width", "full")
+
+    def __init__(self, *, ext: bool = False, pri: bool = False, urg: bool = False,
+                 tasks: bool = False, group_tasks: bool = False,
+                 expand_arrays: bool = False, resources: bool = False,
+                 queue_width: int = QUEUE_WIDTH) -> None:
+        self.ext = ext
+        self.pri = pri
+        self.urg = urg
+        self.tasks = tasks
+        self.group_tasks = group_tasks or tasks
+        self.expand_arrays = expand_arrays
+        self.resources = resources
+        self.queue_width = queue_width
+        self.full = False
+
+    @property
+    def show_time(self) -> bool:
+        """The submit/start column is hidden by -ext alone."""
+        return (not self.ext) or self.tasks or self.urg or self.pri
+
+
+# --------------------------------------------------------------------------
+# small value formats
+
+
+def _ctime(epoch: float) -> str:
+    """sge_ctime: ``MM/DD/YYYY HH:MM:SS`` in local time."""
+    return time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(int(epoch)))
+
+
+def _ctime_xml(epoch: float) -> str:
+    """sge_ctimeXML: ``YYYY-MM-DDTHH:MM:SS`` in local time."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(int(epoch)))
+
+
+def _asctime(epoch: float) -> str:
+    """ctime(3) without its newline: ``Sun Nov 22 00:52:09 2026``."""
+    return time.asctime(time.localtime(int(epoch)))
+
+
+def format_memory(value: float) -> str:
+    """double_print_memory_to_dstring: ``%.3f`` and K/M/G/T in 1024 steps,
+    no unit below 1K (``3.188M``, ``89.867M``, ``512.000``)."""
+    value = float(value)
+    magnitude = abs(value)
+    for unit, size in (("T", 1024.0**4), ("G", 1024.0**3), ("M", 1024.0**2), ("K", 1024.0)):
+        if magnitude >= size:
+            return f"{value / size:.3f}{unit}"
+    return f"{magnitude:.3f}"
+
+
+def format_cpu_time(seconds: float) -> str:
+    """double_print_time_to_dstring: ``HH:MM:SS`` (hours may exceed 99)."""
+    total = int(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+def _opti8(value: float) -> str:
+    """OPTI_PRINT8: ``%8.0f`` or, above 99999999, ``%8.3g``; then a blank."""
+    value = float(value)
+    if value > 99999999:
+        return _c_g3(value, 8) + " "
+    return f"{value:8.0f} "
+
+
+def _c_g3(value: float, width: int = 0) -> str:
+    """C's ``%.3g`` (Python's ``g`` writes the exponent the same way)."""
+    return f"{value:{width}.3g}"
+
+
+def _cut(text: Any, width: int) -> str:
+    """printf ``%-W.Ws``: cut to ``width`` then left-justify."""
+    return f"{str(text)[:width]:<{width}}"
+
+
+# --------------------------------------------------------------------------
+# task id ranges
+
+
+def format_task_ranges(ranges: Iterable[Sequence[int]]) -> str:
+    """range_list_print_to_string: ``a-b:s`` per range, joined by ``,``; a
+    one-task range is ``a``, a two-task range ``a,b``."""
+    parts = []
+    for start, end, step in ranges:
+        if start == end:
+            parts.append(f"{start}")
+        elif start + step == end:
+            parts.append(f"{start},{end}")
+        else:
+            parts.append(f"{start}-{end}:{step}")
+    return ",".join(parts)
+
+
+def compress_task_ids(ids: Iterable[int]) -> list[tuple[int, int, int]]:
+    """Task ids to ranges the way Grid Engine does (range_list_insert_id in
+    ascending order, then range_list_compress): ``1 2 3`` → ``1-3:1``,
+    ``1 4 7 10`` → ``1-10:3``."""
+    ranges: list[list[int]] = []
+    for task in sorted(set(int(i) for i in ids)):
+        if ranges and ranges[-1][1] + ranges[-1][2] == task:
+            ranges[-1][1] = task
+        else:
+            ranges.append([task, task, 1])
+    merged: list[list[int]] = []
+    for rng in ranges:
+        if not merged:
+            merged.append(rng)
+            continue
+        s1, e1, st1 = merged[-1]
+        s2, e2, st2 = rng
+        if e1 + st1 == s2 and st1 == st2:
+            merged[-1] = [s1, e2, st1]
+        elif s1 == e1 and st1 == 1 and e1 == s2 - st2:
+            merged[-1] = [s1, e2, st2]
+        elif s2 == e2 and st2 == 1 and e1 + st1 == e2:
+            merged[-1] = [s1, e2, st1]
+        elif s1 == e1 and s2 == e2 and st1 == st2 == 1:
+            merged[-1] = [s1, s2, s2 - s1]
+        else:
+            merged.append(rng)
+    return [tuple(r) for r in merged]  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------
+# from jobs to lines
+
+
+class _Row:
+    """One printed job line (Grid Engine's job_summary_t)."""
+
+    __slots__ = ("job", "task", "print_jobid", "queue", "master", "slots", "task_id",
+                 "running", "state", "time", "values")
+
+    def __init__(self, job: Mapping, task: Mapping, *, print_jobid: bool = True,
+                 queue: str | None = None, master: str | None = None, slots: int = 1,
+                 task_id: str | None = None, running: bool = False) -> None:
+        self.job = job
+        self.task = task
+        self.print_jobid = print_jobid
+        self.queue = queue
+        self.master = master
+        self.slots = slots
+        self.task_id = task_id
+        self.running = running
+        self.state = str(_val(task, job, "state", ""))
+        self.time = _val(task, job, "start_time", 0) if running else job.get("submission_time", 0)
+
+    def get(self, key: str, default: Any = 0) -> Any:
+        return _val(self.task, self.job, key, default)
+
+
+def _val(task: Mapping, job: Mapping, key: str, default: Any) -> Any:
+    """A value of the task, else of the job, else ``default``."""
+    if key in task and task[key] is not None:
+        return task[key]
+    value = job.get(key)
+    return default if value is None else value
+
+
+def _tasks(job: Mapping) -> list[Mapping]:
+    tasks = job.get("tasks")
+    return list(tasks) if tasks else [job]
+
+
+def _granted(task: Mapping, job: Mapping) -> list[tuple[str, int]]:
+    granted = task.get("granted")
+    if granted:
+        return [(str(q), int(s)) for q, s in granted]
+    queue = _val(task, job, "queue", None)
+    return [(queue, int(_val(task, job, "slots", 1)))] if queue else []
+
+
+def _is_running(task: Mapping, job: Mapping) -> bool:
+    return bool(_granted(task, job))
+
+
+def _default_queue_order(names: Iterable[str]) -> list[str]:
+    """Queue instances sorted by cluster queue, then host (seq_no all 0)."""
+    return sorted(set(names), key=lambda n: tuple(n.split("@", 1)) if "@" in n else (n, ""))
+
+
+def _running_rows(jobs: Sequence[Mapping], queue_names: Sequence[str],
+                  opts: Options) -> list[tuple[str, _Row]]:
+    """Running lines, queue by queue (qstat_handle_running_jobs)."""
+    rows: list[tuple[str, _Row]] = []
+    for qname in queue_names:
+        for job in jobs:
+            for task in _tasks(job):
+                granted = _granted(task, job)
+                if not granted:
+                    continue
+                total = sum(s for _, s in granted)
+                for index, (gq, gslots) in enumerate(granted):
+                    if gq != qname:
+                        continue
+                    master = index == 0
+                    rows.extend((qname, r) for r in _lines_for_grant(
+                        job, task, gq, gslots, total, master, opts))
+    return rows
+
+
+def _lines_for_grant(job: Mapping, task: Mapping, queue: str, slots: int, total: int,
+                     master: bool, opts: Options) -> list[_Row]:
+    """The lines one granted queue of a running task gets."""
+    task_id = str(task["task_number"]) if "task_number" in task else None
+    if not opts.group_tasks:
+        if not master and not opts.full:
+            return []
+        per_line = slots if opts.full else total
+        return [_Row(job, task, queue=queue, slots=per_line, task_id=task_id, running=True)]
+    adjust = 1 if master and job.get("granted_pe") and not job.get("job_is_first_task", True) else 0
+    lines = []
+    for i in range(slots + adjust):
+        lines.append(_Row(job, task, print_jobid=(i == 0), queue=queue,
+                          master="MASTER" if master and i == 0 else "SLAVE",
+                          slots=1, task_id=task_id, running=True))
+    return lines
+
+
+def _pending_sort_key(job: Mapping) -> tuple:
+    pending = [t for t in _tasks(job) if not _is_running(t, job)]
+    prio = _val(pending[0], job, "prio", 0.0) if pending else job.get("prio", 0.0)
+    return (-float(prio), int(job["job_number"]))
+
+
+def _pending_rows(jobs: Sequence[Mapping], opts: Options) -> list[_Row]:
+    """Pending lines (handle_pending_jobs): tasks of a job that share a state
+    are grouped into one line with their range list, unless -g d."""
+    rows: list[_Row] = []
+    for job in sorted(jobs, key=_pending_sort_key):
+        slots = int(job.get("slots", 1) or 1)
+        pending = [t for t in _tasks(job) if not _is_running(t, job)]
+        if not job.get("tasks"):
+            if pending:
+                rows.append(_Row(job, job, slots=slots))
+            continue
+        groups: dict[str, list[Mapping]] = {}
+        for task in pending:
+            groups.setdefault(str(_val(task, job, "state", "")), []).append(task)
+        for tasks in groups.values():
+            ids: list[int] = []
+            for task in tasks:
+                if "ranges" in task:
+                    for start, end, step in task["ranges"]:
+                        ids.extend(range(int(start), int(end) + 1, int(step)))
+                else:
+                    ids.append(int(task["task_number"]))
+            if opts.expand_arrays:
+                for tid in sorted(ids):
+                    rows.append(_Row(job, tasks[0], slots=slots, task_id=str(tid)))
+            else:
+                explicit = [t for t in tasks if "ranges" in t]
+                if len(tasks) == 1 and explicit:
+                    text = format_task_ranges(explicit[0]["ranges"])
+                else:
+                    text = format_task_ranges(compress_task_ids(ids))
+                rows.append(_Row(job, tasks[0], slots=slots, task_id=text))
+    return rows
+
+
+# --------------------------------------------------------------------------
+# the job table
+
+
+def _job_header(opts: Options) -> str:
+    """The two header lines of a job listing (job_stdout_job)."""
+    w = opts.queue_width
+    usage = "cpu        mem     io      "
+    head = (
+        f"{'job-ID':<7.7} prior  "
+        + (" nurg   " if opts.pri or opts.urg else "")
+        + (" npprior" if opts.pri else "")
+        + (" ntckts " if opts.pri or opts.ext else "")
+        + (" urg      rrcontr  wtcontr  dlcontr " if opts.urg else "")
+        + ("  ppri" if opts.pri else "")
+        + f" {'name':<10} {'user':<12} "
+        + ("project          department " if opts.ext else "")
+        + f"{'state':<5} "
+        + ("submit/start at     " if opts.show_time else "")
+        + (" deadline           " if opts.urg else "")
+        + (usage if opts.ext else "")
+        + ("tckts ovrts otckt ftckt stckt share " if opts.ext else "")
+        + f"{'queue':<{w}.{w}} "
+        + ("master" if opts.group_tasks else "slots")
+        + " ja-task-ID "
+        + ("task-ID state " + usage + "stat failed " if opts.tasks else "")
+    )
+    rule = ("-" * 93 + "-" * (w - 10) + ("-" if opts.group_tasks else "")
+            + ("-" * 79 if opts.ext else "") + ("-" * 53 if opts.tasks else "")
+            + ("-" * 64 if opts.urg else "") + ("-" * 35 if opts.pri else ""))
+    return head + "\n" + rule + "\n"
+
+
+def _job_line(row: _Row, opts: Options) -> str:
+    """One job line, field by field as job_stdout_job prints it."""
+    show = row.print_jobid
+    out: list[str] = []
+    blank8 = " " * 8
+    out.append(f"{int(row.job['job_number']):7d} " if show else blank8)
+    out.append(f"{float(row.get('prio', 0.0)):7.5f} " if show else blank8)
+    if opts.pri or opts.urg:
+        out.append(f"{float(row.get('nurg', 0.0)):7.5f} " if show else blank8)
+    if opts.pri:
+        out.append(f"{float(row.get('nppri', 0.0)):7.5f} " if show else blank8)
+    if opts.pri or opts.ext:
+        out.append(f"{float(row.get('ntckts', 0.0)):7.5f} " if show else blank8)
+    if opts.urg:
+        if show:
+            out.extend(_opti8(row.get(k, 0)) for k in ("urg", "rrcontr", "wtcontr", "dlcontr"))
+        else:
+            out.append(" " * 36)
+    if opts.pri:
+        out.append(f"{int(row.get('priority', 0)):5d} " if show else " " * 18)
+    if show:
+        out.append(_cut(row.job.get("name", ""), 10) + " ")
+        out.append(_cut(row.job.get("owner", ""), 12) + " ")
+    else:
+        out.append(" " * 24)
+    if opts.ext:
+        if show:
+            out.append(_cut(row.get("project", None) or "NA", 16) + " ")
+            out.append(_cut(row.get("department", None) or "NA", 10) + " ")
+        else:
+            out.append(" " * 28)
+    out.append(_cut(row.state, 5) + " " if show else " " * 6)
+    if opts.show_time:
+        out.append(_ctime(row.time) + " " if show else " " * 20)
+    if opts.urg:
+        deadline = row.get("deadline", 0)
+        out.append(_ctime(deadline) + " " if show and deadline else " " * 20)
+    if opts.ext:
+        out.append(_ext_usage(row))
+    if not opts.full:
+        w = opts.queue_width
+        out.append(f"{(row.queue or '')[:w]:<{w}} ")
+    if opts.group_tasks:
+        out.append(f"{row.master[:6]:<7}" if row.master else " " * 7)
+    else:
+        out.append(f"{row.slots:5d} ")
+    is_array = bool(row.job.get("array") or row.job.get("tasks"))
+    out.append(row.task_id if row.task_id and is_array else " " * 7)
+    out.append("\n")
+    return "".join(out)
+
+
+def _ext_usage(row: _Row) -> str:
+    """The -ext columns: cpu mem io, then the tickets and share."""
+    na = "NA" if row.running else ""
+    cpu = row.task.get("cpu") if row.task is not row.job else row.job.get("cpu")
+    mem = row.task.get("mem") if row.task is not row.job else row.job.get("mem")
+    io = row.task.get("io") if row.task is not row.job else row.job.get("io")
+    parts = []
+    if cpu is None:
+        parts.append(f"{na:<10} ")
+    else:
+        secs = int(cpu)
+        days, secs = divmod(secs, 86400)
+        hours, secs = divmod(secs, 3600)
+        minutes, secs = divmod(secs, 60)
+        parts.append(f"{days}:{hours:02d}:{minutes:02d}:{secs:02d} ")
+    parts.append(f"{na:<7} " if mem is None else f"{float(mem):<5.5f} ")
+    parts.append(f"{na:<7} " if io is None else f"{float(io):<5.5f} ")
+    for key in ("tickets", "override_tickets", "otickets", "ftickets", "stickets"):
+        parts.append(f"{int(row.get(key, 0)):5d} ")
+    parts.append(f"{float(row.get('share', 0.0)):<5.2f} ")
+    return "".join(parts)
+
+
+def _resource_lines(row: _Row) -> str:
+    """The -r block under a job line (job_stdout_* handlers of qstat.c)."""
+    job = row.job
+    indent = " " * 7
+    out = [f"{indent}Full jobname:     {job.get('name', '')}\n"]
+    if row.queue and row.running:
+        master_queue = _granted(row.task, job)[0][0] if _granted(row.task, job) else row.queue
+        out.append(f"{indent}Master Queue:     {master_queue}\n")
+    if job.get("pe"):
+        out.append(f"{indent}Requested PE:     {job['pe']} {job.get('pe_range', '')}\n")
+    if row.running and job.get("granted_pe"):
+        total = sum(s for _, s in _granted(row.task, job))
+        out.append(f"{indent}Granted PE:       {job['granted_pe']} {total}\n")
+    if job.get("checkpoint"):
+        out.append(f"{indent}Checkpoint Env.:  {job['checkpoint']}\n")
+    out.append(f"{indent}Hard Resources:   ")
+    hard = list(job.get("hard_resources") or ())
+    for i, (name, value, contribution) in enumerate(hard):
+        out.append(("" if i == 0 else " " * 25) + f"{name}={value or ''} ({float(contribution):f})\n")
+    if not hard:
+        out.append("\n")
+    for name, value in job.get("default_requests") or ():
+        out.append(f"{indent}{name}={value} (default)\n")
+    out.append(f"{indent}Soft Resources:   ")
+    soft = list(job.get("soft_resources") or ())
+    for i, (name, value) in enumerate(soft):
+        out.append(("" if i == 0 else " " * 25) + f"{name}={value or ''}\n")
+    if not soft:
+        out.append("\n")
+    for key, label, conv in (
+        ("hard_queues", "Hard requested queues", str),
+        ("soft_queues", "Soft requested queues", str),
+        ("master_queues", "Master task hard requested queues", str),
+        ("predecessors_requested", "Predecessor Jobs (request)", str),
+        ("predecessors", "Predecessor Jobs", int),
+        ("ad_predecessors_requested", "Predecessor Array Jobs (request)", str),
+        ("ad_predecessors", "Predecessor Array Jobs", int),
+    ):
+        values = job.get(key)
+        if values:
+            out.append(f"{indent}{label}: " + ", ".join(str(conv(v)) for v in values) + "\n")
+    out.append(f"{indent}Binding:          {job.get('binding') or 'NONE'}\n")
+    return "".join(out)
+
+
+def _render_rows(rows: Iterable[_Row], opts: Options) -> str:
+    out = []
+    for row in rows:
+        out.append(_job_line(row, opts))
+        if opts.resources and row.print_jobid:
+            out.append(_resource_lines(row))
+    return "".join(out)
+
+
+def _options(opts: Options | None, kw: Mapping[str, Any]) -> Options:
+    if opts is None:
+        opts = Options(**kw)
+    elif kw:
+        raise TypeError("give either an Options object or keyword switches, not both")
+    return opts
+
+
+def format_job_list(jobs: Sequence[Mapping], queues: Sequence[str] | None = None,
+                    opts: Options | None = None, **switches: Any) -> str:
+    """The default ``qstat`` listing (also ``-ext -pri -urg -t -g t -g d -r``).
+
+    ``jobs``: job dicts (module docstring); ``queues``: queue instance names in
+    Grid Engine's order (default: cluster queue, then host).  Prints nothing at
+    all when there is no job line.
+    """
+    opts = _options(opts, switches)
+    opts.full = False
+    names = list(queues) if queues is not None else _default_queue_order(
+        q for job in jobs for task in _tasks(job) for q, _ in _granted(task, job))
+    rows = [row for _, row in _running_rows(jobs, names, opts)]
+    rows += _pending_rows(jobs, opts)
+    if not rows:
+        return ""
+    return _job_header(opts) + _render_rows(rows, opts)
+
+
+# --------------------------------------------------------------------------
+# qstat -f
+
+
+def _queue_header(opts: Options, load_name: str) -> str:
+    w = opts.queue_width
+    return (f"{'queuename':<{w}.{w}} {'qtype':<5} {'resv/used/tot.':<14} "
+            f"{load_name[:8]:<8} {'arch':<13} states\n")
+
+
+def _queue_line(queue: Mapping, opts: Options) -> str:
+    """A queue instance line of ``qstat -f`` (qstat_stdout_queue_summary)."""
+    w = opts.queue_width
+    rule = "-" * 81 + ("-" * 108 if opts.ext else "") + "-" * max(0, w - 30) + "\n"
+    used = f"{int(queue.get('resv', 0))}/{int(queue.get('used', 0))}/{int(queue.get('total', 0))} "
+    load = queue.get("load_avg")
+    load_text = "-NA- " if load is None else f"{float(load):2.2f} "
+    arch = queue.get("arch")
+    arch_text = "-NA- " if arch is None else f"{arch} "
+    states = queue.get("states")
+    line = (f"{str(queue['name'])[:w]:<{w}} {_cut(queue.get('qtype', ''), 5)} "
+            f"{_cut(used, 14)} {_cut(load_text, 8)} {_cut(arch_text, 13)} "
+            f"{'NA' if states is None else states}\n")
+    extra = "".join(f"\t{m}\n" for m in queue.get("messages") or ())
+    extra += "".join(f"\t{d}:{n}={v}\n" for d, n, v in queue.get("resources") or ())
+    return rule + line + extra
+
+
+def _pending_banner(opts: Options) -> str:
+    hashes = "#" * 76 + (_HASHES_EXT if opts.ext else "")
+    return f"\n{hashes}\n{_PENDING_BANNER}\n{hashes}\n"
+
+
+def format_full(queues: Sequence[Mapping], jobs: Sequence[Mapping],
+                opts: Options | None = None, load_name: str = "load_avg",
+                **switches: Any) -> str:
+    """``qstat -f`` (and ``-F``, ``-explain``, ``-f -r``...): every queue
+    instance with its jobs, then the pending jobs under their ``####`` banner.
+    ``queues`` are queue instance dicts in display order."""
+    opts = _options(opts, switches)
+    opts.full = True
+    names = [str(q["name"]) for q in queues]
+    running = _running_rows(jobs, names, opts)
+    out = []
+    if queues:
+        out.append(_queue_header(opts, load_name))
+    for queue in queues:
+        out.append(_queue_line(queue, opts))
+        out.append(_render_rows((r for q, r in running if q == queue["name"]), opts))
+    pending = _pending_rows(jobs, opts)
+    if pending:
+        out.append(_pending_banner(opts))
+        out.append(_render_rows(pending, opts))
+    return "".join(out)
+
+
+def format_cluster_summary(cqueues: Sequence[Mapping], ext: bool = False,
+                           queue_width: int = QUEUE_WIDTH) -> str:
+    """``qstat -g c``: one line per cluster queue (cqueue_summary_stdout_*)."""
+    w = queue_width
+    head = (f"{'CLUSTER QUEUE':<{w}.{w}} {'CQLOAD':>7} {'USED':>6} {'RES':>6} {'AVAIL':>6} "
+            f"{'TOTAL':>6} {'aoACDS':>6} {'cdsuE':>6}  ")
+    state_keys = ("suspend_manual", "suspend_threshold", "suspend_on_subordinate",
+                  "suspend_calendar", "unknown", "load_alarm", "disabled_manual",
+                  "disabled_calendar", "ambiguous", "orphaned", "error")
+    if ext:
+        head += " ".join(f"{c:>5}" for c in ("s", "A", "S", "C", "u", "a", "d", "D", "c", "o", "E"))
+    rule = "-" * 80 + ("-" * 66 if ext else "") + "-" * max(0, w - 36)
+    out = [head + "\n", rule + "\n"]
+    for cq in cqueues:
+        load = cq.get("load")
+        line = f"{str(cq['name'])[:w]:<{w}} "
+        line += f"{'-NA-':>7} " if load is None else f"{float(load):7.2f} "
+        for key in ("used", "resv", "available", "total", "temp_disabled",
+                    "manual_intervention"):
+            line += f"{int(cq.get(key, 0)):6d} "
+        if ext:
+            line += "".join(f"{int(cq.get(k, 0)):5d} " for k in state_keys)
+        out.append(line + "\n")
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------
+# qstat -xml
+
+
+def _xml_escape(text: Any) -> str:
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&apos;"))
+
+
+def _xml_job(row: _Row, opts: Options, indent: str, section: str) -> str:
+    """A ``<job_list>`` element (qstat_xml_job)."""
+    fields: list[tuple[str, Any]] = [("JB_job_number", int(row.job["job_number"])),
+                                     ("JAT_prio", f"{float(row.get('prio', 0.0)):.5f}")]
+    if opts.ext or opts.pri:
+        fields.append(("JAT_ntix", f"{float(row.get('ntckts', 0.0)):.5f}"))
+    if opts.pri:
+        fields.append(("JB_nppri", f"{float(row.get('nppri', 0.0)):.5f}"))
+    if opts.urg or opts.pri:
+        fields.append(("JB_nurg", f"{float(row.get('nurg', 0.0)):.5f}"))
+    if opts.urg:
+        for key, tag in (("rrcontr", "JB_rrcontr"), ("wtcontr", "JB_wtcontr"),
+                         ("dlcontr", "JB_dlcontr")):
+            value = float(row.get(key, 0))
+            fields.append((tag, _c_g3(value) if value > 99999999 else f"{value:.0f}"))
+    if opts.pri:
+        fields.append(("JB_priority", int(row.get("priority", 0))))
+    fields += [("JB_name", row.job.get("name", "")), ("JB_owner", row.job.get("owner", ""))]
+    if opts.ext:
+        fields += [("JB_project", row.get("project", None)),
+                   ("JB_department", row.get("department", None))]
+    fields.append(("state", row.state))
+    if opts.show_time:
+        tag = "JAT_start_time" if row.running else "JB_submission_time"
+        fields.append((tag, _ctime_xml(row.time)))
+    if opts.urg and row.get("deadline", 0):
+        fields.append(("JB_deadline", _ctime_xml(row.get("deadline", 0))))
+    if opts.ext:
+        for key, tag in (("cpu", "cpu_usage"), ("mem", "mem_usage"), ("io", "io_usage")):
+            value = row.task.get(key) if row.task is not row.job else row.job.get(key)
+            if value is not None:
+                fields.append((tag, f"{float(value):.5f}"))
+        fields += [("tickets", int(row.get("tickets", 0))),
+                   ("JB_override_tickets", int(row.get("override_tickets", 0))),
+                   ("JB_jobshare", int(float(row.get("share", 0.0)))),
+                   ("otickets", int(row.get("otickets", 0))),
+                   ("ftickets", int(row.get("ftickets", 0))),
+                   ("stickets", int(row.get("stickets", 0))),
+                   ("JAT_share", f"{float(row.get('share', 0.0)):.5f}")]
+    if not opts.full:
+        fields.append(("queue_name", row.queue or ""))
+    if opts.group_tasks:
+        fields.append(("master", row.master or ""))
+    fields.append(("slots", row.slots))
+    if row.task_id and (row.job.get("array") or row.job.get("tasks")):
+        fields.append(("tasks", row.task_id))
+    inner = indent + "  "
+    # A missing value is an empty element (<queue_name></queue_name>).
+    body = "".join(f"{inner}<{tag}>{'' if value is None else _xml_escape(value)}</{tag}>\n"
+                   for tag, value in fields)
+    return f'{indent}<job_list state="{section}">\n{body}{indent}</job_list>\n'
+
+
+def _xml_queue(queue: Mapping, rows: Iterable[_Row], opts: Options) -> str:
+    """A ``<Queue-List>`` element of ``qstat -f -xml``."""
+    fields: list[tuple[str, Any]] = [
+        ("name", queue["name"]), ("qtype", queue.get("qtype", "")),
+        ("slots_used", int(queue.get("used", 0))), ("slots_resv", int(queue.get("resv", 0))),
+        ("slots_total", int(queue.get("total", 0)))]
+    if queue.get("load_avg") is not None:
+        fields.append(("load_avg", f"{float(queue['load_avg']):.5f}"))
+    if queue.get("arch") is not None:
+        fields.append(("arch", queue["arch"]))
+    if queue.get("states"):
+        fields.append(("state", queue["states"]))
+    body = "".join(f"      <{t}>{_xml_escape(v)}</{t}>\n" for t, v in fields)
+    for message in queue.get("messages") or ():
+        body += f"      <message>{_xml_escape(message)}</message>\n"
+    for dom, name, value in queue.get("resources") or ():
+        body += (f'      <resource name="{_xml_escape(name)}" type="{_xml_escape(dom)}">'
+                 f"{_xml_escape(value)}</resource>\n")
+    body += "".join(_xml_job(r, opts, "      ", "running") for r in rows)
+    return f"    <Queue-List>\n{body}    </Queue-List>\n"
+
+
+def format_xml(jobs: Sequence[Mapping], queues: Sequence[Mapping] | Sequence[str] | None = None,
+               full: bool = False, opts: Options | None = None, **switches: Any) -> str:
+    """``qstat -xml`` and, with ``full=True``, ``qstat -f -xml``.
+
+    Without ``full``, ``queues`` may be queue instance names (their order);
+    with it, queue instance dicts as for :func:`format_full`.
+    """
+    opts = _options(opts, switches)
+    opts.full = full
+    out = [_XML_HEAD, "  <queue_info>\n"]
+    if full:
+        qdicts = list(queues or ())
+        running = _running_rows(jobs, [str(q["name"]) for q in qdicts], opts)
+        for queue in qdicts:
+            out.append(_xml_queue(queue, (r for q, r in running if q == queue["name"]), opts))
+    else:
+        names = [str(q) for q in queues] if queues is not None else _default_queue_order(
+            q for job in jobs for task in _tasks(job) for q, _ in _granted(task, job))
+        out.extend(_xml_job(r, opts, "    ", "running")
+                   for _, r in _running_rows(jobs, names, opts))
+    out.append("  </queue_info>\n  <job_info>\n")
+    out.extend(_xml_job(r, opts, "    ", "pending") for r in _pending_rows(jobs, opts))
+    out.append("  </job_info>\n</job_info>\n")
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------
+# qstat -j
+
+
+def format_unknown_jobs(ids: Iterable[Any]) -> str:
+    """stderr of ``qstat -j`` when none of the requested jobs exists (exit 1)."""
+    return "Following jobs do not exist: \n" + ", ".join(str(i) for i in ids) + "\n"
+
+
+_LABEL = 28  # "job_number:                 5": values start in column 29
+
+
+def _kv(label: str, value: Any) -> str:
+    return f"{label + ':':<{_LABEL}}{value}\n"
+
+
+def _paths(entries: Iterable[Any]) -> str:
+    """A path list (``-o``, ``-e``, ``-i``): ``host:file_host:path``, NONE when unset."""
+    out = []
+    for entry in entries:
+        if isinstance(entry, str):
+            host, path = None, entry
+        else:
+            host, path = entry[0], entry[1]
+        out.append(f"{host or 'NONE'}:NONE:{path}")
+    return ",".join(out)
+
+
+def _pairs(entries: Iterable[Sequence[Any]]) -> str:
+    """``name=value`` pairs joined by ``,``; an empty value prints as NONE."""
+    return ",".join(f"{n}={'NONE' if v is None else v}" for n, v in entries)
+
+
+def format_job_detail(job: Mapping, scheduling_info: Sequence[str] = ()) -> str:
+    """One job of ``qstat -j``: the 62-``=`` line, the job's attributes (keys
+    padded to 28 columns, cull_show_job order), usage and binding of running
+    tasks, error reasons, then ``scheduling info:`` lines (global scheduler
+    messages first, then the job's own; the caller chooses them).
+
+    Keys (absent or None = line not printed): job_number exec_file
+    submission_time deadline owner uid group gid sge_o_home sge_o_log_name
+    sge_o_path sge_o_shell sge_o_tz sge_o_workdir sge_o_host execution_time
+    account checkpoint_object checkpoint_attr checkpoint_interval cwd
+    path_aliases directive_prefix stderr_path_list reserve merge
+    hard_resource_list soft_resource_list [(name, value)] mail_options
+    mail_list [str] notify job_name stdout_path_list stdin_path_list
+    priority jobshare hard_queue_list soft_queue_list [str] restart
+    shell_list verify env_list [(name, value|None)] job_args [str] qs_args
+    master_hard_queue_list script_size script_file pe pe_range
+    jid_predecessor_request [str] jid_predecessor_list jid_successor_list
+    ja_ad_predecessor_list ja_ad_successor_list [int] project ar_id
+    array (start, end, step) task_concurrency context [(name, value)] binding
+    job_type [str] (e.g. ["binary"]) and ``tasks``: [{task_number, running,
+    cpu, mem, io, vmem, maxvmem, binding, messages [str]}].
+    """
+    j = job
+    out = ["=" * 62 + "\n"]
+
+    def has(key: str) -> bool:
+        return j.get(key) is not None
+
+    out.append(_kv("job_number", j.get("job_number") or "unassigned"))
+    if has("exec_file"):
+        out.append(_kv("exec_file", j["exec_file"]))
+    if j.get("submission_time"):
+        out.append(_kv("submission_time", _asctime(j["submission_time"])))
+    if j.get("deadline"):
+        out.append(_kv("deadline", _asctime(j["deadline"])))
+    out.append(_kv("owner", j.get("owner") or ""))
+    if has("uid"):
+        out.append(_kv("uid", int(j["uid"])))
+    out.append(_kv("group", j.get("group") or ""))
+    if has("gid"):
+        out.append(_kv("gid", int(j["gid"])))
+    for key in ("sge_o_home", "sge_o_log_name", "sge_o_path", "sge_o_shell", "sge_o_tz",
+                "sge_o_workdir", "sge_o_host"):
+        if has(key):
+            out.append(_kv(key, j[key]))
+    if j.get("execution_time"):
+        out.append(_kv("execution_time", _asctime(j["execution_time"])))
+    for key, label in (("account", "account"), ("checkpoint_object", "checkpoint_object")):
+        if has(key):
+            out.append(_kv(label, j[key]))
+    if j.get("checkpoint_attr"):
+        out.append(_kv("checkpoint_attr", f"{j['checkpoint_attr']}    "))
+    if j.get("checkpoint_interval"):
+        out.append(_kv("checkpoint_interval", f"{int(j['checkpoint_interval'])} seconds"))
+    if has("cwd"):
+        out.append(_kv("cwd", j["cwd"]))
+    if has("directive_prefix"):
+        out.append(_kv("directive_prefix", j["directive_prefix"]))
+    if j.get("stderr_path_list"):
+        out.append(_kv("stderr_path_list", _paths(j["stderr_path_list"])))
+    if j.get("reserve"):
+        out.append(_kv("reserve", "y"))
+    if j.get("merge"):
+        out.append(_kv("merge", "y"))
+    if j.get("hard_resource_list"):
+        out.append(_kv("hard resource_list", _pairs(j["hard_resource_list"])))
+    if j.get("soft_resource_list"):
+        out.append(_kv("soft resource_list", _pairs(j["soft_resource_list"])))
+    if j.get("mail_options"):
+        out.append(_kv("mail_options", j["mail_options"]))
+    if j.get("mail_list"):
+        out.append(_kv("mail_list", ",".join(j["mail_list"])))
+    out.append(_kv("notify", "TRUE" if j.get("notify") else "FALSE"))
+    out.append(_kv("job_name", j.get("job_name") or j.get("name") or ""))
+    if j.get("stdout_path_list"):
+        out.append(_kv("stdout_path_list", _paths(j["stdout_path_list"])))
+    if j.get("stdin_path_list"):
+        out.append(_kv("stdin_path_list", _paths(j["stdin_path_list"])))
+    if j.get("priority"):
+        out.append(_kv("priority", int(j["priority"])))
+    out.append(_kv("jobshare", int(j.get("jobshare") or 0)))
+    if j.get("hard_queue_list"):
+        out.append(_kv("hard_queue_list", ",".join(j["hard_queue_list"])))
+    if j.get("soft_queue_list"):
+        out.append(_kv("soft_queue_list", ",".join(j["soft_queue_list"])))
+    if j.get("restart"):
+        out.append(_kv("restart", "y" if j["restart"] in (1, True, "y") else "n"))
+    if j.get("shell_list"):
+        out.append(_kv("shell_list", _pairs_colon(j["shell_list"])))
+    if j.get("verify"):
+        out.append(_kv("verify", "-verify"))
+    if j.get("env_list") is not None:
+        out.append(_kv("env_list", _pairs(j["env_list"])))
+    if j.get("job_args"):
+        out.append(_kv("job_args", ",".join(str(a) for a in j["job_args"])))
+    if j.get("qs_args"):
+        out.append(_kv("qs_args", ",".join(str(a) for a in j["qs_args"])))
+    if j.get("master_hard_queue_list"):
+        out.append(_kv("master hard queue_list", ",".join(j["master_hard_queue_list"])))
+    if j.get("script_size"):
+        out.append(_kv("script_size", int(j["script_size"])))
+    if has("script_file"):
+        out.append(_kv("script_file", j["script_file"]))
+    if j.get("pe"):
+        out.append(f"parallel environment:  {j['pe']} range: {j.get('pe_range', '')}\n")
+    for key, label in (("jid_predecessor_request", "jid_predecessor_list (req)"),
+                       ("jid_predecessor_list", "jid_predecessor_list"),
+                       ("jid_successor_list", "jid_successor_list"),
+                       ("ja_ad_predecessor_list", "ja_ad_predecessor_list"),
+                       ("ja_ad_successor_list", "ja_ad_successor_list")):
+        if j.get(key):
+            out.append(_kv(label, ",".join(str(v) for v in j[key])))
+    if j.get("project"):
+        out.append(_kv("project", j["project"]))
+    if j.get("ar_id"):
+        out.append(_kv("ar_id", int(j["ar_id"])))
+    if j.get("array"):
+        start, end, step = j["array"]
+        out.append(_kv("job-array tasks", f"{start}-{end}:{step}"))
+    if j.get("task_concurrency"):
+        out.append(_kv("maximum concurrency", int(j["task_concurrency"])))
+    if j.get("context"):
+        out.append(_kv("context", _pairs(j["context"])))
+    if j.get("binding") is not None:
+        out.append(_kv("binding", j["binding"]))
+    out.append(_kv("job_type", ",".join(j.get("job_type") or ()) or "NONE"))
+    out.append(_task_usage(j.get("tasks") or ()))
+    out.append(_scheduling_lines(scheduling_info))
+    return "".join(out)
+
+
+def _pairs_colon(entries: Iterable[Any]) -> str:
+    """``host:path`` entries (shell_list), NONE for no host."""
+    return ",".join(e if isinstance(e, str) else f"{e[0] or 'NONE'}:{e[1]}" for e in entries)
+
+
+def _task_usage(tasks: Sequence[Mapping]) -> str:
+    """usage / binding / error reason lines of the tasks (cull_show_job end)."""
+    out = []
+    running = [t for t in tasks if t.get("running")]
+    for i, task in enumerate(running):
+        head = "usage" if i == 0 else "     "
+        vmem = float(task.get("vmem") or 0.0)
+        maxvmem = float(task.get("maxvmem") or 0.0)
+        out.append(
+            f"{head} {int(task['task_number']):9d}:            "
+            f"cpu={format_cpu_time(float(task.get('cpu') or 0.0))}, "
+            f"mem={float(task.get('mem') or 0.0):<5.5f} GB s, "
+            f"io={float(task.get('io') or 0.0):<5.5f} GB, "
+            f"vmem={'N/A' if vmem == 0.0 else format_memory(vmem)}, "
+            f"maxvmem={'N/A' if maxvmem == 0.0 else format_memory(maxvmem)}\n")
+    for task in running:
+        # Grid Engine labels every task "binding" (its first_task flag is
+        # reset inside the loop).
+        out.append(f"binding {int(task['task_number']):7d}:            "
+                   f"{task.get('binding') or 'NONE'}\n")
+    for task in tasks:
+        for k, message in enumerate(task.get("messages") or ()):
+            label = "error reason" if k == 0 else " " * 12
+            out.append(f"{label} {int(task['task_number']):10d}:      {message}\n")
+    return "".join(out)
+
+
+def _scheduling_lines(lines: Sequence[str]) -> str:
+    out = []
+    for i, line in enumerate(lines):
+        out.append(("scheduling info:            " if i == 0 else " " * 28) + f"{line}\n")
+    return "".join(out)
+
+
+def format_job_details(jobs: Sequence[Mapping], global_info: Sequence[str] = (),
+                       job_info: Mapping[int, Sequence[str]] | None = None) -> str:
+    """``qstat -j ID[,ID...]``: every found job, each with the global scheduler
+    messages then its own (``job_info`` maps job number → messages)."""
+    job_info = job_info or {}
+    return "".join(
+        format_job_detail(job, list(global_info) + list(job_info.get(int(job["job_number"]), ())))
+        for job in jobs)
+
+
+_MAX_IDS_PER_LINE = 8
+_MAX_LINE_LEN = 70
+
+
+def format_scheduling_summary(global_info: Sequence[str],
+                              reasons: Sequence[tuple[str, Sequence[int]]]) -> str:
+    """``qstat -j`` without ids: the global scheduler messages, a blank line,
+    then each reason ("Jobs dropped because of hold state") with its job ids,
+    tab-indented, up to eight ids per line (qstat_show_job_info).  ``reasons``
+    come in message-number order; each job id is listed once per reason."""
+    out = []
+    for i, line in enumerate(global_info):
+        out.append(("scheduling info:            " if i == 0 else " " * 28) + f"{line}\n")
+    if global_info:
+        out.append("\n")
+    for n, (text, ids) in enumerate(reasons):
+        if n:
+            out.append("\n\n")
+        out.append(text + "\n")
+        lines: list[str] = []
+        current = ""
+        count = 0
+        for jid in sorted(set(int(i) for i in ids)):
+            if count >= _MAX_IDS_PER_LINE or len(current) >= _MAX_LINE_LEN:
+                lines.append(current)
+                current, count = "", 0
+            if count == 0:
+                current += "\t" if not lines else ",\n\t"
+            else:
+                current += ",\t"
+            current += str(jid)
+            count += 1
+        out.append("".join(lines) + current)
+    if reasons:
+        out.append("\n")
+    return "".join(out)
