@@ -22,7 +22,9 @@ def _category(job: Job) -> str:
     if s.get("hard_queues"):
         parts.append("-q " + ",".join(s["hard_queues"]))
     if s.get("pe"):
-        parts.append(f"-pe {s['pe']['name']} {s['pe']['range']}")
+        from minisge.submit_options import format_ranges
+
+        parts.append(f"-pe {s['pe']['name']} {format_ranges(s['pe']['ranges'])}")
     if s.get("project"):
         parts.append(f"-P {s['project']}")
     return " ".join(parts) or "NONE"

@@ -18,7 +18,7 @@ from minisge.formats import access_list, host_conf, hostgroup, project, queue_co
 from minisge.formats import complex as complex_fmt
 from minisge.formats import resource_quota
 from minisge.formats.lines import read_attributes
-from minisge.job import Job, Task, pe_range
+from minisge.job import Job, Task
 from minisge.spool import QmasterSpool
 
 CENTRY_FIELDS = ("name", "shortcut", "type", "relop", "requestable", "consumable", "default", "urgency")
@@ -106,6 +106,7 @@ class ConfigState:
         self.operators = sp.read_list("operators")
         self.submit_hosts = sorted(os.listdir(os.path.join(sp.dir, "submit_hosts")))
         self.admin_hosts = sorted(os.listdir(os.path.join(sp.dir, "admin_hosts")))
+        self.load_qi_states()
 
     def register_execd(self, host: str) -> None:
         if host not in self.exec_hosts:
@@ -162,7 +163,7 @@ class ConfigState:
         for q in req.get("hard_queues") or []:
             if not self._queue_pattern_exists(q):
                 raise RequestError(
-                    f'Unable to run job: Job was rejected because job requests unknown queue "{q}".\nExiting.'
+                    f'Unable to run job: Job was rejected because job requests unknown queue "{q}"\nExiting.'
                 )
 
     def _queue_pattern_exists(self, pattern: str) -> bool:
@@ -230,7 +231,7 @@ class ConfigState:
                         priority=job.priority,
                         requests=dict(spec.get("hard_resources") or {}),
                         queues=tuple(spec.get("hard_queues") or ()),
-                        pe=(pe["name"], tuple(pe_range(pe["range"]))) if pe else None,
+                        pe=(pe["name"], tuple(job.pe_ranges)) if pe else None,
                         held=job.held,
                     )
                 )
@@ -281,6 +282,55 @@ class ConfigState:
         }
 
     def set_queue_error(self, qinstance: str, reason: str) -> None:
-        if "E" not in self.qi_states.get(qinstance, ""):
-            self.qi_states[qinstance] = self.qi_states.get(qinstance, "") + "E"
+        self.add_qi_state(qinstance, "E")
         self.qi_messages.setdefault(qinstance, []).append(reason)
+        self.save_qi_states()
+
+    # ------------------------------------------------------------ queue instance states
+    def match_qinstances(self, pattern: str) -> list[str]:
+        """Queue instances named by ``cq``, ``cq@host``, ``*@host`` or wildcards."""
+        import fnmatch
+
+        qp, _, hp = pattern.partition("@")
+        out = []
+        for conf, host in self.queue_instances():
+            if fnmatch.fnmatchcase(conf.qname, qp or "*") and fnmatch.fnmatchcase(host, hp or "*"):
+                out.append(f"{conf.qname}@{host}")
+        return out
+
+    def owners_of(self, qinstance: str) -> tuple[str, ...]:
+        cq, _, host = qinstance.partition("@")
+        conf = self.cqueues.get(cq)
+        if conf is None:
+            return ()
+        return tuple(queue_conf.decode("owner_list", self.qvalue(conf, "owner_list", host)))
+
+    def add_qi_state(self, qi: str, letter: str) -> None:
+        if letter not in self.qi_states.get(qi, ""):
+            self.qi_states[qi] = self.qi_states.get(qi, "") + letter
+        self.save_qi_states()
+
+    def remove_qi_state(self, qi: str, letter: str) -> None:
+        self.qi_states[qi] = self.qi_states.get(qi, "").replace(letter, "")
+        if not self.qi_states[qi]:
+            del self.qi_states[qi]
+        self.save_qi_states()
+
+    def save_qi_states(self) -> None:
+        import json
+
+        from minisge.spool import atomic_write
+
+        atomic_write(os.path.join(self.spool.dir, "qinstance_states"),
+                     json.dumps({"states": self.qi_states, "messages": self.qi_messages}, indent=1, sort_keys=True))
+
+    def load_qi_states(self) -> None:
+        import json
+
+        try:
+            with open(os.path.join(self.spool.dir, "qinstance_states"), encoding="utf-8") as f:
+                data = json.load(f)
+            self.qi_states = dict(data.get("states", {}))
+            self.qi_messages = {k: list(v) for k, v in data.get("messages", {}).items()}
+        except FileNotFoundError:
+            pass

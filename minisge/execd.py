@@ -23,46 +23,13 @@ from typing import Awaitable, Callable
 
 import trio
 
-from minisge import shepherd
+from minisge import shepherd, submit_options
 from minisge.cell import Cell
 
 log = logging.getLogger("minisge.execd")
 
 DEFAULT_PATH = "/usr/local/bin:/usr/ucb:/bin:/usr/bin"
 ARCH = "lx-amd64" if os.uname().machine == "x86_64" else f"lx-{os.uname().machine}"
-
-
-def expand_path(path: str, *, job_id: int, task_id: int | None, job_name: str, user: str, home: str, host: str) -> str:
-    """qsub(1)'s pseudo variables in ``-o``/``-e``/``-wd`` paths."""
-    out = path
-    for name, value in (
-        ("$HOME", home),
-        ("$USER", user),
-        ("$JOB_ID", str(job_id)),
-        ("$JOB_NAME", job_name),
-        ("$HOSTNAME", host),
-        ("$TASK_ID", str(task_id) if task_id is not None else "undefined"),
-    ):
-        out = out.replace(name, value)
-    if out.startswith("~"):
-        out = home + out[1:]
-    return out
-
-
-def output_path(paths: list | None, default_dir: str, name: str, kind: str, job_id: int, task: int | None, ctx: dict) -> str:
-    """Where stdout (kind ``o``) or stderr (``e``) of a task goes."""
-    base = f"{name}.{kind}{job_id}" + (f".{task}" if task is not None else "")
-    if not paths:
-        return os.path.join(default_dir, base)
-    p = paths[0]
-    if ":" in p and not p.startswith("/"):
-        p = p.split(":", 1)[1]
-    p = expand_path(p, **ctx)
-    if not os.path.isabs(p):
-        p = os.path.join(default_dir, p)
-    if os.path.isdir(p):
-        return os.path.join(p, base)
-    return p
 
 
 def build_task_config(msg: dict, host: str, cell: Cell, job_dir: str) -> dict:
@@ -78,24 +45,21 @@ def build_task_config(msg: dict, host: str, cell: Cell, job_dir: str) -> dict:
         home, shell_login = "/", "/bin/sh"
     user = msg["owner"]
     name = spec["job_name"]
-    ctx = dict(job_id=job_id, task_id=task, job_name=name, user=user, home=home, host=host)
+    ctx = dict(job_id=job_id, task_id=task, user=user, home=home, hostname=host)
+    cwd = spec.get("cwd") or home
     if spec.get("cwd"):
-        cwd = expand_path(spec["cwd"], **ctx)
-    else:
-        cwd = home
-    stdout = output_path(spec.get("stdout_path"), cwd, name, "o", job_id, task, ctx)
+        cwd = submit_options.expand_path(cwd, job_name=name, **ctx)
+        spec = dict(spec, cwd=cwd)
+    stdout = submit_options.output_path("o", spec, is_dir=os.path.isdir, **ctx)
     merge = bool(spec.get("merge"))
-    stderr = stdout if merge else output_path(spec.get("stderr_path"), cwd, name, "e", job_id, task, ctx)
-    stdin = spec.get("stdin_path")
-    stdin = expand_path(stdin[0], **ctx) if stdin else "/dev/null"
-    shell = (spec.get("shell") or [None])[0] or msg.get("queue_shell") or "/bin/sh"
-    if ":" in shell and not shell.startswith("/"):
-        shell = shell.split(":", 1)[1]
+    stderr = submit_options.output_path("e", spec, is_dir=os.path.isdir, **ctx)
+    stdin = submit_options.output_path("i", spec, **ctx)
+    shell = submit_options.select_path(spec.get("shell") or [], host) or msg.get("queue_shell") or "/bin/sh"
     q = msg["queue"]
     tmpdir = os.path.join(msg.get("tmpdir") or "/tmp", f"{job_id}.{task_id}.{q}")
     nslots = msg.get("slots", 1)
     env: dict[str, str] = {}
-    env.update(spec.get("env") or {})
+    env.update({k: (v if v is not None else "") for k, v in (spec.get("env") or {}).items()})
     o_env = spec.get("o_env") or {}
     env.update({k: v for k, v in o_env.items() if v is not None})
     path_env = env.get("PATH") or DEFAULT_PATH
@@ -157,6 +121,7 @@ def build_task_config(msg: dict, host: str, cell: Cell, job_dir: str) -> dict:
         "shell": shell,
         "shell_start_mode": msg.get("shell_start_mode", "posix_compliant"),
         "binary": bool(spec.get("binary")),
+        "noshell": bool(spec.get("no_shell")),
         "command": spec.get("command"),
         "args": spec.get("args") or [],
         "script_file": msg.get("script_file"),

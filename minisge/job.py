@@ -92,32 +92,16 @@ class Job:
         return sorted(set(self.pending) | set(self.tasks))
 
     def requested_slots(self) -> int:
+        """The least number of slots the job's ``-pe`` range allows (1 without a PE)."""
         pe = self.spec.get("pe")
         if not pe:
             return 1
-        return pe_min_slots(pe["range"])
+        return min(lo for lo, _hi in pe["ranges"])
 
-
-def pe_min_slots(rng: str) -> int:
-    """The least number of slots a PE range such as ``4``, ``2-8`` or ``-8`` allows."""
-    first = rng.split(",")[0]
-    if "-" in first:
-        lo = first.split("-")[0]
-        return int(lo) if lo else 1
-    return int(first)
-
-
-def pe_range(rng: str) -> list[tuple[int, int]]:
-    """``2-4,8`` → [(2, 4), (8, 8)]; ``-8`` → [(1, 8)]; ``4-`` → [(4, 9999999)]."""
-    out = []
-    for part in rng.split(","):
-        part = part.strip()
-        if "-" in part:
-            lo, hi = part.split("-", 1)
-            out.append((int(lo) if lo else 1, int(hi) if hi else 9999999))
-        else:
-            out.append((int(part), int(part)))
-    return out
+    @property
+    def pe_ranges(self) -> list[tuple[int, int]]:
+        pe = self.spec.get("pe")
+        return [tuple(r) for r in pe["ranges"]] if pe else []
 
 
 def task_ranges(ids: list[int], step: int = 1) -> str:

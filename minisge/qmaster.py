@@ -60,7 +60,6 @@ class Qmaster:
         self.pending_reasons: dict[int, list[str]] = {}
         self.admin_uid = os.getuid()
         self.boot_time = clock()
-        self.last_exit: dict = {}
 
     # ------------------------------------------------------------ loading
     def load(self) -> None:
@@ -228,6 +227,90 @@ class Qmaster:
                 self.save_job(j)
         self.changed()
 
+    # ------------------------------------------------------------ hold
+    def hold(self, targets: list[str], uid: int, kind: str = "u", release: bool = False) -> tuple[list[str], int]:
+        """qhold / qrls: ``kind`` is a subset of ``uos`` (user, operator, system)."""
+        caller = user_name(uid)
+        lines: list[str] = []
+        rc = 0
+        for t in targets:
+            found = self.find_jobs(t.split(".", 1)[0])
+            if not found:
+                lines.append(f'denied: job "{t}" does not exist')
+                rc = 3
+                continue
+            for job in found:
+                if job.owner != caller and not self.is_operator(uid):
+                    lines.append(f'denied: "{caller}" must be at least owner of job {job.number} to change job attributes')
+                    rc = 18
+                    continue
+                if ("o" in kind or "s" in kind) and not self.is_operator(uid):
+                    lines.append(f'denied: "{caller}" must be operator to change operator or system hold of job {job.number}')
+                    rc = 18
+                    continue
+                for letter, attr in (("u", "user_hold"), ("o", "operator_hold"), ("s", "system_hold")):
+                    if letter in kind:
+                        setattr(job, attr, not release)
+                self.save_job(job)
+                lines.append(f"modified hold of job {job.number}")
+        self.changed()
+        return lines, rc
+
+    # ------------------------------------------------------------ qmod
+    async def qmod(self, req: dict, uid: int) -> tuple[list[str], int]:
+        """qmod -d/-e (disable/enable), -c (clear queue error), -cj (clear job error)."""
+        caller = user_name(uid)
+        action = req.get("action")
+        lines: list[str] = []
+        rc = 0
+        if action == "cj":
+            for t in req.get("targets") or []:
+                found = self.find_jobs(t.split(".", 1)[0])
+                if not found:
+                    lines.append(f'denied: job "{t}" does not exist')
+                    rc = 1
+                for job in found:
+                    if job.owner != caller and not self.is_operator(uid):
+                        lines.append(f'denied: "{caller}" must be at least owner of job {job.number} to change job attributes')
+                        rc = 1
+                        continue
+                    cleared = [t for t in job.tasks.values() if t.state == ERROR]
+                    for task in cleared:
+                        del job.tasks[task.task_id]
+                        job.pending.append(task.task_id)
+                    job.pending.sort()
+                    self.save_job(job)
+                    lines.append(f"{caller}@{self.host} cleared error state of job {job.number}")
+            self.changed()
+            return lines, rc
+        host_of_caller = self.host
+        for t in req.get("targets") or []:
+            qis = self.config.match_qinstances(t)
+            if not qis:
+                lines.append(f'invalid queue "{t}"')
+                rc = 1
+                continue
+            for qi in qis:
+                if not self.is_operator(uid) and caller not in self.config.owners_of(qi):
+                    lines.append(f'{caller} - you have no permission to modify queue "{qi}"')
+                    rc = 1
+                    continue
+                if action == "d":
+                    self.config.add_qi_state(qi, "d")
+                    lines.append(f'{caller}@{host_of_caller} changed state of "{qi}" (disabled)')
+                elif action == "e":
+                    self.config.remove_qi_state(qi, "d")
+                    lines.append(f'{caller}@{host_of_caller} changed state of "{qi}" (enabled)')
+                elif action == "c":
+                    self.config.remove_qi_state(qi, "E")
+                    self.config.qi_messages.pop(qi, None)
+                    lines.append(f'{caller}@{host_of_caller} cleared error state of queue "{qi}"')
+                else:
+                    lines.append(f"qmod -{action} is not supported yet")
+                    rc = 1
+        self.changed()
+        return lines, rc
+
     # ------------------------------------------------------------ scheduling
     def schedule(self) -> list[tuple[Job, Task]]:
         snap = self.config.snapshot(self.jobs, self.execds)
@@ -291,10 +374,10 @@ class Qmaster:
             job.tasks[task.task_id] = task
         if outcome.queue_error and task.master is not None:
             self.config.set_queue_error(task.master.qinstance, outcome.reason)
-        self.last_exit[(job.number, task.task_id)] = report
         self.save_job(job)
         self.release_dependents(job)
-        self.notify_waiters(job, report)
+        self.notify_waiters(job, dict(report, deleted=task.delete_requested, failed=outcome.failed,
+                                      requeued=outcome.requeue and not task.delete_requested))
         self.changed()
 
     # ------------------------------------------------------------ -sync y
@@ -306,10 +389,11 @@ class Qmaster:
     def notify_waiters(self, job: Job, report: dict | None = None) -> None:
         for ch in self.job_waiters.get(job.number, []):
             try:
-                if report is not None:
+                if report is not None and not report.get("requeued"):
                     ch.send_nowait({"event": "task_end", "task_id": report["task_id"],
                                     "exit_status": report.get("exit_status", 0),
-                                    "signal": report.get("signal", 0), "failed": report.get("failed", 0)})
+                                    "signal": report.get("signal", 0), "failed": report.get("failed", 0),
+                                    "deleted": bool(report.get("deleted"))})
                 if job.is_done() or job.number not in self.jobs:
                     ch.send_nowait({"event": "job_end"})
             except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):

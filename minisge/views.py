@@ -7,18 +7,118 @@ from minisge.job import ERROR, Job, Task
 from minisge.qmaster import Qmaster, user_name
 
 
-def _prio(job: Job, considered: bool) -> float:
-    """Grid Engine's normalized priority with the default weights.
+_BASE_PRIORITY = 1024  # JB_priority is kept offset by 1024 (-p -1023..1024)
+_NUMERIC_TYPES = ("INT", "DOUBLE", "MEMORY", "TIME", "BOOL")
 
-    weight_priority 1.0 × npprior + weight_urgency 0.1 × nurg + weight_ticket
-    0.01 × ntckts; with no urgency or ticket differences nurg and ntckts are
-    0.5, so an ordinary job shows 0.55500.  A job the scheduler has not yet
-    looked at (held) shows 0.00000, as in Grid Engine.
+
+def _considered(job: Job) -> bool:
+    """Jobs the scheduler looks at: not held (a held job shows 0.00000 in
+    every priority column, as in Grid Engine)."""
+    return not job.held
+
+
+def _request_value(text) -> float:
+    """A resource request as a number (``2G`` → bytes, ``TRUE`` → 1)."""
+    from minisge.formats.sge_types import parse_number
+
+    word = str(text).strip()
+    if word.upper() in ("TRUE", "FALSE"):
+        return 1.0 if word.upper() == "TRUE" else 0.0
+    try:
+        return float(parse_number(word))
+    except Exception:  # not a number: only its urgency counts
+        return 1.0
+
+
+def _resource_contribution(qm: Qmaster, job: Job) -> tuple[float, list[tuple[str, str, float]]]:
+    """sge_urgency.c: the implicit ``slots`` request (its complex urgency ×
+    slots) plus every hard request (urgency × value × slots for a numeric
+    complex, the urgency alone otherwise).  Returns the sum and the per-request
+    contributions that ``qstat -r`` prints."""
+    complexes = getattr(qm.config, "complexes", None)
+    by_name: dict = {}
+    if complexes is not None:
+        for a in complexes.attrs:
+            by_name.setdefault(a.shortcut, a)
+        for a in complexes.attrs:
+            by_name[a.name] = a
+    slots = job.requested_slots()
+
+    def urgency(attr) -> float:
+        try:
+            return float(attr.urgency)
+        except (TypeError, ValueError):
+            return 0.0
+
+    slots_attr = by_name.get("slots")
+    total = urgency(slots_attr) * slots if slots_attr is not None else 1000.0 * slots
+    per_request = []
+    for name, value in (job.spec.get("hard_resources") or {}).items():
+        attr = by_name.get(name)
+        if attr is None:
+            per_request.append((name, value, 0.0))
+            continue
+        if str(attr.type) in _NUMERIC_TYPES:
+            c = urgency(attr) * _request_value(value) * slots
+        else:
+            c = urgency(attr)
+        total += c
+        per_request.append((attr.name, value, c))
+    return total, per_request
+
+
+def _normalize(value: float, low: float, high: float) -> float:
+    """sge_normalize_value: 0.5 when the range is empty."""
+    if high - low < 1e-11:
+        return 0.5
+    return (value - low) / (high - low)
+
+
+def priorities(qm: Qmaster, now: float | None = None) -> dict[int, dict]:
+    """Each job's priority figures as sge_urgency.c and sgeee.c compute them.
+
+    urg = rrcontr (resource requests) + wtcontr (weight_waiting_time × seconds
+    waited; frozen at the start for a running job) + dlcontr
+    (weight_deadline / seconds left); nurg normalizes urg over the jobs the
+    scheduler considers, nppri is (-p + 1024) / 2048, ntckts is 0.5 (no
+    ticket policy: every job has 0 tickets, an empty range), and
+    prio = weight_urgency × nurg + weight_priority × nppri + weight_ticket
+    × ntckts, with the weights of the scheduler configuration.
     """
-    if not considered:
-        return 0.0
-    npprior = (job.priority + 1024) / 2048
-    return 1.0 * npprior + 0.1 * 0.5 + 0.01 * 0.5
+    now = qm.clock() if now is None else now
+    sconf = getattr(qm.config, "sched_conf", None)
+    w_urg = float(getattr(sconf, "weight_urgency", 0.1))
+    w_pri = float(getattr(sconf, "weight_priority", 1.0))
+    w_tix = float(getattr(sconf, "weight_ticket", 0.01))
+    w_wait = float(getattr(sconf, "weight_waiting_time", 0.0))
+    w_dead = float(getattr(sconf, "weight_deadline", 3600000.0))
+    out: dict[int, dict] = {}
+    for job in qm.jobs.values():
+        rrc, per_request = _resource_contribution(qm, job)
+        if not _considered(job):
+            out[job.number] = {"prio": 0.0, "nurg": 0.0, "nppri": 0.0, "ntckts": 0.0, "urg": 0.0,
+                               "rrcontr": 0.0, "wtcontr": 0.0, "dlcontr": 0.0,
+                               "hard_resources": per_request}
+            continue
+        starts = [t.start_time for t in job.tasks.values() if t.start_time]
+        waited_until = min(starts) if starts and not job.pending else now
+        wtc = w_wait * max(0.0, waited_until - job.submission_time)
+        dtc = 0.0
+        deadline = job.spec.get("deadline")
+        if deadline:
+            dtc = w_dead / max(float(deadline) - now, 1.0)
+        out[job.number] = {"urg": rrc + wtc + dtc, "rrcontr": rrc, "wtcontr": wtc, "dlcontr": dtc,
+                           "nppri": (job.priority + _BASE_PRIORITY) / 2048.0, "ntckts": 0.5,
+                           "deadline": int(deadline) if deadline else 0,
+                           "hard_resources": per_request}
+    considered = [f for n, f in out.items() if _considered(qm.jobs[n])]
+    if considered:
+        low = min(f["urg"] for f in considered)
+        high = max(f["urg"] for f in considered)
+        for f in considered:
+            f["nurg"] = _normalize(f["urg"], low, high)
+            f["prio"] = w_urg * f["nurg"] + w_pri * f["nppri"] + w_tix * f["ntckts"]
+    return out
 
 
 def _task_state(job: Job, task: Task | None) -> str:
@@ -35,7 +135,19 @@ def _task_state(job: Job, task: Task | None) -> str:
     return s + ("s" if task.suspended else "r")
 
 
-def job_row(job: Job) -> dict:
+def _hold_letters(job: Job) -> str:
+    """Which holds a job has, as ``qstat -s`` names them: u(ser), o(perator),
+    s(ystem), j(ob dependency)."""
+    return (("u" if job.user_hold else "") + ("o" if job.operator_hold else "")
+            + ("s" if job.system_hold else "") + ("j" if job.predecessors else ""))
+
+
+def job_row(job: Job, figures: dict | None = None) -> dict:
+    """A job in the shape :mod:`minisge.output.qstat_out` documents (listing,
+    ``-ext``, ``-pri``, ``-urg`` and ``-r`` keys included)."""
+    figures = figures or {}
+    s = job.spec
+    pe = s.get("pe") or {}
     d = {
         "job_number": job.number,
         "name": job.name,
@@ -43,13 +155,40 @@ def job_row(job: Job) -> dict:
         "submission_time": int(job.submission_time),
         "slots": job.requested_slots(),
         "array": job.is_array,
-        "prio": _prio(job, not job.held),
+        "prio": figures.get("prio", 0.0),
         "state": "qw",
+        "holds": _hold_letters(job),
+        # -pri / -urg / -ext
+        "nurg": figures.get("nurg", 0.0),
+        "nppri": figures.get("nppri", 0.0),
+        "ntckts": figures.get("ntckts", 0.0),
+        "urg": figures.get("urg", 0.0),
+        "rrcontr": figures.get("rrcontr", 0.0),
+        "wtcontr": figures.get("wtcontr", 0.0),
+        "dlcontr": figures.get("dlcontr", 0.0),
+        "deadline": figures.get("deadline", 0),
+        "priority": job.priority,
+        "project": s.get("project") or None,
+        "department": "defaultdepartment",
+        # -r
+        "pe": pe.get("name"),
+        "pe_range": pe.get("range"),
+        "checkpoint": s.get("ckpt") or None,
+        "hard_resources": [list(r) for r in figures.get("hard_resources", ())],
+        "soft_resources": [[k, v] for k, v in (s.get("soft_resources") or {}).items()],
+        "hard_queues": list(s.get("hard_queues") or ()),
+        "soft_queues": list(s.get("soft_queues") or ()),
+        "master_queues": list(s.get("master_queues") or ()),
+        "predecessors_requested": [str(x) for x in s.get("hold_jid") or ()],
+        "predecessors": list(job.predecessors),
+        "binding": "NONE",
         "tasks": [],
     }
     tasks = d["tasks"]
     for t in sorted(job.tasks.values(), key=lambda t: t.task_id):
         running = t.state != ERROR
+        if running and t.granted_pe:
+            d["granted_pe"] = t.granted_pe
         tasks.append(
             {
                 "task_number": t.task_id,
@@ -76,50 +215,99 @@ def job_row(job: Job) -> dict:
     return d
 
 
+def _selected(job: Job, users) -> bool:
+    return users is None or "*" in users or job.owner in users
+
+
 def job_list(qm: Qmaster, req: dict, uid: int) -> dict:
+    """``qstat``: the caller's jobs (``users`` None) or those of ``users``
+    (``*`` for all), and the queue instances in Grid Engine's order."""
     users = req.get("users")
     if users is None:
         users = [user_name(uid)]
-    jobs = []
-    for job in sorted(qm.jobs.values(), key=lambda j: j.number):
-        if "*" not in users and job.owner not in users:
-            continue
-        jobs.append(job_row(job))
+    figures = priorities(qm)
+    jobs = [job_row(job, figures.get(job.number))
+            for job in sorted(qm.jobs.values(), key=lambda j: j.number) if _selected(job, users)]
     queues = [f"{c.qname}@{h}" for c, h in qm.config.queue_instances()]
     return {"jobs": jobs, "queues": queues}
 
 
-def full_list(qm: Qmaster, req: dict, uid: int) -> dict:
-    out = job_list(qm, req, uid)
+def _used_slots(qm: Qmaster) -> dict[str, int]:
     used: dict[str, int] = {}
     for job in qm.jobs.values():
         for t in job.tasks.values():
+            if t.state == ERROR:
+                continue
             for g in t.granted:
                 used[g.qinstance] = used.get(g.qinstance, 0) + g.slots
+    return used
+
+
+_LIMITS = ("s_rt", "h_rt", "s_cpu", "h_cpu", "s_fsize", "h_fsize", "s_data", "h_data",
+           "s_stack", "h_stack", "s_core", "h_core", "s_rss", "h_rss", "s_vmem", "h_vmem")
+
+
+def _queue_resources(qm: Qmaster, conf, host: str, free: int) -> list[list[str]]:
+    """``qstat -F``: the host's load values (``hl``), then the queue's fixed
+    values (``qf``) with the free slots (``qc``), in qstat's order."""
+    out = [["hl", k, str(v)] for k, v in qm.config.load_values.get(host, {}).items()]
+    out += [["qf", "qname", conf.qname], ["qf", "hostname", host], ["qc", "slots", str(free)]]
+
+    def value(attr: str) -> str:
+        try:
+            return str(qm.config.qvalue(conf, attr, host))
+        except Exception:
+            return "NONE"
+
+    out.append(["qf", "tmpdir", value("tmpdir")])
+    out.append(["qf", "seq_no", value("seq_no")])
+    rerun = value("rerun").upper() in ("TRUE", "1", "YES", "Y")
+    out.append(["qf", "rerun", "1.000000" if rerun else "0.000000"])
+    out.append(["qf", "calendar", value("calendar")])
+    for limit in _LIMITS:
+        v = value(limit)
+        out.append(["qf", limit, "infinity" if v.upper() == "INFINITY" else v])
+    out.append(["qf", "min_cpu_interval", value("min_cpu_interval")])
+    return out
+
+
+def full_list(qm: Qmaster, req: dict, uid: int) -> dict:
+    """``qstat -f``: :func:`job_list` plus one dict per queue instance
+    (``queue_info``); ``resources`` (``-F``) when the request asks for them."""
+    out = job_list(qm, req, uid)
+    used = _used_slots(qm)
     queues = []
     for conf, host in qm.config.queue_instances():
         name = f"{conf.qname}@{host}"
         qtype = qm.config.qvalue(conf, "qtype", host)
         letters = ("B" if "BATCH" in qtype else "") + ("I" if "INTERACTIVE" in qtype else "")
-        if qm.config.qvalue(conf, "pe_list", host) not in ("NONE", ""):
+        pe_list = str(qm.config.qvalue(conf, "pe_list", host))
+        if pe_list not in ("NONE", ""):
             letters += "P"
         load = qm.config.load_values.get(host, {}).get("load_avg")
         states = qm.config.qi_states.get(name, "")
         if host not in qm.execds:
             states = "u" + states
-        queues.append(
-            {
-                "name": name,
-                "qtype": letters or "NONE",
-                "resv": 0,
-                "used": used.get(name, 0),
-                "total": int(qm.config.qvalue(conf, "slots", host)),
-                "load_avg": float(load) if load is not None else None,
-                "arch": qm.config.load_values.get(host, {}).get("arch"),
-                "states": _ordered_states(states),
-                "messages": list(qm.config.qi_messages.get(name, [])),
-            }
-        )
+        total = int(qm.config.qvalue(conf, "slots", host))
+        np_load = qm.config.load_values.get(host, {}).get("np_load_avg")
+        q = {
+            "name": name,
+            "cqueue": conf.qname,
+            "host": host,
+            "qtype": letters or "NONE",
+            "resv": 0,
+            "used": used.get(name, 0),
+            "total": total,
+            "load_avg": float(load) if load is not None else None,
+            "np_load_avg": float(np_load) if np_load is not None else None,
+            "arch": qm.config.load_values.get(host, {}).get("arch"),
+            "states": _ordered_states(states),
+            "messages": list(qm.config.qi_messages.get(name, [])),
+            "pe_list": [p for p in pe_list.replace(",", " ").split() if p != "NONE"],
+        }
+        if req.get("resources"):
+            q["resources"] = _queue_resources(qm, conf, host, max(0, total - used.get(name, 0)))
+        queues.append(q)
     out["queue_info"] = queues
     return out
 
@@ -129,24 +317,97 @@ def _ordered_states(states: str) -> str:
     return "".join(c for c in order if c in states)
 
 
+def global_messages(qm: Qmaster) -> list[str]:
+    """The scheduler's cell-wide messages as ``qstat -j`` shows them: each
+    queue instance dropped (disabled, unavailable, suspended, full), and
+    "All queues dropped because of overload or full" when none is left.
+    Only while some job is pending, as the scheduler reports them per run."""
+    if not any(job.pending for job in qm.jobs.values()):
+        return []
+    used = _used_slots(qm)
+    out = []
+    instances = qm.config.queue_instances()
+    dropped = 0
+    for conf, host in instances:
+        name = f"{conf.qname}@{host}"
+        states = qm.config.qi_states.get(name, "")
+        if "d" in states or "D" in states:
+            out.append(f'queue instance "{name}" dropped because it is disabled')
+        elif host not in qm.execds:
+            out.append(f'queue instance "{name}" dropped because it is temporarily not available')
+        elif "s" in states or "S" in states:
+            out.append(f'queue instance "{name}" dropped because it is suspended')
+        elif used.get(name, 0) >= int(qm.config.qvalue(conf, "slots", host)):
+            out.append(f'queue instance "{name}" dropped because it is full')
+        else:
+            continue
+        dropped += 1
+    if instances and dropped == len(instances) and any("full" in m for m in out):
+        out.append("All queues dropped because of overload or full")
+    return out
+
+
+def _job_messages(job: Job, reasons: list[str], dropped: list[str]) -> list[str]:
+    """A job's own scheduling messages: the scheduler's reasons, less those
+    about queue instances already dropped for the whole cell, then "Job is
+    in hold state" for a job under a user, operator or system hold."""
+    gone = [m.split('"')[1] for m in dropped if m.startswith('queue instance "')]
+    out = [r for r in reasons if not any(f'queue instance "{q}"' in r for q in gone)]
+    if any("All queues dropped" in m for m in dropped):
+        out = [r for r in out if "queue instance" not in r]
+    if job.user_hold or job.operator_hold or job.system_hold:
+        out.append("Job is in hold state")
+    return out
+
+
 def job_detail(qm: Qmaster, ids: list[str], uid: int) -> dict:
-    found, missing = [], []
+    """``qstat -j``: the detail dicts of the jobs named by number or name,
+    the names that matched nothing, the cell-wide scheduler messages
+    (``global``) and each job's own (``reasons``).  Without ids: the
+    ``summary`` of ``qstat -j`` alone, [reason, [job ids]] pairs."""
+    dropped = global_messages(qm)
+    found, missing, seen = [], [], set()
     for ident in ids:
         jobs = qm.find_jobs(ident)
         if not jobs:
             missing.append(ident)
         for job in jobs:
-            found.append(detail_dict(job))
-    reasons = {j["job_number"]: qm.pending_reasons.get(j["job_number"], []) for j in found}
-    return {"jobs": found, "missing": missing, "reasons": {str(k): v for k, v in reasons.items()}}
+            if job.number not in seen:
+                seen.add(job.number)
+                found.append(job)
+    reasons = {str(j.number): _job_messages(j, list(qm.pending_reasons.get(j.number, [])), dropped)
+               for j in found}
+    reply = {"jobs": [detail_dict(j) for j in found], "missing": missing,
+             "global": dropped, "reasons": reasons}
+    if not ids:
+        held = sorted(j.number for j in qm.jobs.values()
+                      if j.pending and (j.user_hold or j.operator_hold or j.system_hold))
+        dependent = sorted(j.number for j in qm.jobs.values() if j.pending and j.predecessors)
+        summary = []
+        if held:
+            summary.append(["Jobs dropped because of hold state", held])
+        if dependent:
+            summary.append(["Job dropped because of job dependencies", dependent])
+        reply["summary"] = summary
+    return reply
+
+
+def _pe_range_text(spec: dict) -> str | None:
+    pe = spec.get("pe")
+    if not pe:
+        return None
+    from minisge.submit_options import format_ranges
+
+    return format_ranges(pe["ranges"])
 
 
 def detail_dict(job: Job) -> dict:
+    """A job for ``qstat -j`` (keys of qstat_out.format_job_detail)."""
     s = job.spec
     o = s.get("o_env") or {}
     d = {
         "job_number": job.number,
-        "exec_file": f"job_scripts/{job.number}" if not s.get("binary") else None,
+        "exec_file": f"job_scripts/{job.number}",
         "submission_time": int(job.submission_time),
         "owner": job.owner,
         "uid": job.uid,
@@ -160,11 +421,11 @@ def detail_dict(job: Job) -> dict:
         "sge_o_host": o.get("SGE_O_HOST"),
         "account": s.get("account") or "sge",
         "cwd": s.get("cwd"),
-        "merge": "y" if s.get("merge") else None,
+        "merge": True if s.get("merge") else None,
         "hard_resource_list": list((s.get("hard_resources") or {}).items()) or None,
         "soft_resource_list": list((s.get("soft_resources") or {}).items()) or None,
         "mail_list": s.get("mail_list") or None,
-        "notify": "TRUE" if s.get("notify") else "FALSE",
+        "notify": bool(s.get("notify")),
         "job_name": job.name,
         "stdout_path_list": s.get("stdout_path") or None,
         "stderr_path_list": s.get("stderr_path") or None,
@@ -177,17 +438,21 @@ def detail_dict(job: Job) -> dict:
         "job_args": s.get("args") or None,
         "script_file": s.get("script_path") if not s.get("binary") else s.get("command"),
         "pe": (s.get("pe") or {}).get("name"),
-        "pe_range": (s.get("pe") or {}).get("range"),
+        "pe_range": _pe_range_text(s),
         "jid_predecessor_request": s.get("hold_jid") or None,
         "jid_predecessor_list": job.predecessors or None,
         "project": s.get("project"),
         "array": tuple(s["array"]) if s.get("array") else None,
         "task_concurrency": s.get("tc"),
+        "binding": "NONE",
         "job_type": ["binary"] if s.get("binary") else None,
         "tasks": [
             {
                 "task_number": t.task_id,
                 "running": t.state != ERROR,
+                "cpu": 0.0,
+                "mem": 0.0,
+                "io": 0.0,
                 "messages": [t.error_reason] if t.error_reason else [],
             }
             for t in sorted(job.tasks.values(), key=lambda t: t.task_id)

@@ -24,8 +24,20 @@ class Line(NamedTuple):
     text: str  # the logical line, continuations joined with a space
 
 
-def logical_lines(text: str, keep_comments: bool = False, keep_blank: bool = False) -> Iterator[Line]:
-    """Join continued lines; drop comment and blank lines unless asked."""
+def logical_lines(
+    text: str, keep_comments: bool = False, keep_blank: bool = False, join: str = "space"
+) -> Iterator[Line]:
+    """Join continued lines; drop comment and blank lines unless asked.
+
+    ``join="space"`` follows the man pages: the backslash and the newline
+    become one space.  ``join="ge"`` follows Grid Engine's flat-file scanner
+    (``sge_spooling_flatfile_scanner.l``): the white space around the break
+    goes too, and the pieces are joined by nothing after a comma, else by one
+    space, so a value broken by ``add_line_breaks`` reads back unchanged.
+    """
+    if join == "ge":
+        yield from _logical_lines_ge(text, keep_comments, keep_blank)
+        return
     physical = text.split("\n")
     if physical and physical[-1] == "":
         physical.pop()
@@ -54,6 +66,48 @@ def logical_lines(text: str, keep_comments: bool = False, keep_blank: bool = Fal
         yield Line(start + 1, joined)
 
 
+def _logical_lines_ge(text: str, keep_comments: bool, keep_blank: bool) -> Iterator[Line]:
+    """``logical_lines`` with Grid Engine's own joining of continued lines."""
+    physical = text.split("\n")
+    if physical and physical[-1] == "":
+        physical.pop()
+    i = 0
+    n = len(physical)
+    while i < n:
+        start = i
+        cur = physical[i].rstrip("\r")
+        joined = ""
+        while True:
+            bare = cur.rstrip(" \t\r")
+            if not bare.endswith("\\") or i + 1 >= n:
+                if bare.endswith("\\"):  # a backslash on the very last line
+                    cur = bare[:-1]
+                joined = _ge_join(joined, cur) if joined else cur
+                i += 1
+                break
+            piece = bare[:-1]
+            joined = _ge_join(joined, piece) if joined else piece
+            i += 1
+            cur = physical[i].rstrip("\r")
+        stripped = joined.strip()
+        if not stripped:
+            if keep_blank:
+                yield Line(start + 1, joined)
+            continue
+        if stripped.startswith("#") and not keep_comments:
+            continue
+        yield Line(start + 1, joined)
+
+
+def _ge_join(left: str, right: str) -> str:
+    """Join two pieces of a continued line as Grid Engine's scanner does."""
+    left = left.rstrip(" \t\r")
+    right = right.lstrip(" \t\r")
+    if left.endswith(",") or not left:
+        return left + right
+    return left + " " + right
+
+
 class Attribute(NamedTuple):
     lineno: int
     name: str
@@ -66,6 +120,7 @@ def read_attributes(
     known: Iterable[str] | None = None,
     required: Iterable[str] | None = None,
     allow_empty: bool = False,
+    join: str = "space",
 ) -> dict[str, Attribute]:
     """Parse ``name value`` lines into a dict keyed by name.
 
@@ -74,7 +129,7 @@ def read_attributes(
     """
     known_set = set(known) if known is not None else None
     out: dict[str, Attribute] = {}
-    for ln in logical_lines(text):
+    for ln in logical_lines(text, join=join):
         s = ln.text.strip()
         parts = s.split(None, 1)
         name = parts[0]

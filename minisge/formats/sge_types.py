@@ -3,6 +3,15 @@
 ``parse_time("1:0:1") == 3601.0``; ``parse_memory("1K") == 1024.0``;
 ``INFINITY`` parses to ``math.inf`` for both.  Values stay text in the models
 (so that they are written back as given); these functions check and compare.
+
+Grid Engine reads every numeric value -- INT, DOUBLE, TIME, MEMORY and BOOL
+complex values, requests (``qsub -l h_rt=1:0:0``), queue limits (``h_rt``,
+``h_vmem``) -- with one parser (``sge_parse_num_val``), so a time may carry a
+memory multiplier (``1k`` seconds) and a memory may be written ``1:0:0``.
+:func:`parse_number` is that parser; :func:`parse_time` and
+:func:`parse_memory` are the same grammar under the names the man page uses.
+What the real ``qconf`` 8.1.9 accepts was checked value by value (``-1``,
+``1.5``, ``true``, ``1k`` are valid time values; ``1:30`` and ``08`` are not).
 """
 
 from __future__ import annotations
@@ -12,82 +21,144 @@ import re
 
 INFINITY = "INFINITY"
 
-_MULT = {
+#: sge_types(5) memory_specifier: the multiplier letters and their meaning.
+MULTIPLIERS = {
     "k": 1000.0,
     "K": 1024.0,
     "m": 1000.0**2,
     "M": 1024.0**2,
     "g": 1000.0**3,
     "G": 1024.0**3,
+    "t": 1000.0**4,
+    "T": 1024.0**4,
 }
 
-_NUM = re.compile(r"[+]?(0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+_LONG_MAX = 2**63 - 1
+_ULONG32 = 2**32 - 1
+_HOUR_MINUTE_LIMIT = 0x7FFFFFFF
+
+# What C's strtod() reads: leading white space, a sign, then a decimal number
+# with optional exponent, a hexadecimal float, inf/infinity or nan.
+_STRTOD = re.compile(
+    r"[ \t\n\v\f\r]*"
+    r"(?P<num>[+-]?(?:"
+    r"0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
+    r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?"
+    r"|[nN][aA][nN](?:\([0-9A-Za-z_]*\))?"
+    r"))"
+)
+# What C's strtol(s, &end, 0) reads when s starts with "0": hex or octal.
+_STRTOL0 = re.compile(r"0[xX](?P<hex>[0-9a-fA-F]+)|0(?P<oct>[0-7]*)")
 
 
 class SpecifierError(ValueError):
     """A value that is not a valid specifier; the message says why."""
 
 
-def _number(text: str) -> tuple[float, str]:
-    m = _NUM.match(text)
+def _strtod(text: str, pos: int = 0) -> tuple[float, int]:
+    """C ``strtod``: the number at ``pos`` and the index after it (``pos`` if none)."""
+    m = _STRTOD.match(text, pos)
     if not m:
-        raise SpecifierError(f'"{text}" is not a number')
-    tok = m.group(1)
-    if tok[:2] in ("0x", "0X"):
-        val = float(int(tok, 16))
-    elif len(tok) > 1 and tok[0] == "0" and tok.isdigit():
-        val = float(int(tok, 8))
+        return 0.0, pos
+    tok = m.group("num")
+    body = tok.lstrip("+-")
+    if body[:2] in ("0x", "0X"):
+        val = float.fromhex(tok)
+    elif body[:1] in ("n", "N"):
+        val = math.nan
     else:
         val = float(tok)
-    return val, text[m.end():]
+    return val, m.end()
+
+
+def _multiplier(text: str, pos: int) -> float:
+    """The multiplier letter at ``pos`` (1.0 if none); what may follow is checked.
+
+    After the number and its optional letter only the end of the value, ``,``
+    or ``/`` may follow (Grid Engine stops reading there).
+    """
+    mul = 1.0
+    c = text[pos : pos + 1]
+    if c and c in MULTIPLIERS:
+        mul = MULTIPLIERS[c]
+        pos += 1
+    elif c not in ("", ",", "/", " "):
+        raise SpecifierError(f'"{text}": unknown multiplier "{text[pos:]}"')
+    if text[pos : pos + 1] not in ("", ",", "/"):
+        raise SpecifierError(f'"{text}": unexpected "{text[pos:]}" after the number')
+    return mul
+
+
+def _parse_hms(text: str) -> float:
+    """``h:m:s`` -- exactly three numbers, each may be left out (``1::1``)."""
+    total = 0.0
+    pos = 0
+    for unit, part in ((3600.0, "hours"), (60.0, "minutes")):
+        val, pos = _strtod(text, pos)
+        if val > _HOUR_MINUTE_LIMIT:
+            raise SpecifierError(f'"{text}": too many {part}')
+        if text[pos : pos + 1] != ":":
+            raise SpecifierError(f'"{text}" is not a time: it takes hours:minutes:seconds')
+        total += unit * val
+        pos += 1
+    val, pos = _strtod(text, pos)
+    if text[pos:].strip(" \t\n\v\f\r"):
+        raise SpecifierError(f'"{text}" is not a time: unexpected "{text[pos:]}"')
+    return total + val
+
+
+def parse_number(text: str) -> float:
+    """Any numeric Grid Engine value, as Grid Engine's ``sge_parse_num_val`` reads it.
+
+    - ``TRUE``/``FALSE`` (any case) are 1 and 0 (BOOL values);
+    - ``INFINITY`` (any case) is ``math.inf``;
+    - with a ``:`` it is a time ``h:m:s`` (sge_types(5) time_specifier: three
+      numbers, a zero may be left out, ``1:0:1 = 1::1``);
+    - otherwise a decimal or floating point number, or (leading ``0``) a
+      hexadecimal or octal integer, each with an optional multiplier
+      ``k K m M g G t T`` (sge_types(5) memory_specifier: 1000 or 1024 powers).
+    """
+    if not isinstance(text, str):
+        raise SpecifierError(f"{text!r} is not a number")
+    low = text.lower()
+    if low == "true":
+        return 1.0
+    if low == "false":
+        return 0.0
+    if low == "infinity":
+        return math.inf
+    if ":" in text:
+        return _parse_hms(text)
+    if "." in text or not text.startswith("0"):
+        val, end = _strtod(text)
+        if end == 0:
+            raise SpecifierError(f'"{text}" is not a number')
+        return val * _multiplier(text, end)
+    m = _STRTOL0.match(text)
+    assert m is not None  # text starts with "0"
+    if m.group("hex") is not None:
+        ival = int(m.group("hex"), 16)
+    else:
+        ival = int(m.group("oct") or "0", 8)
+    ival = min(ival, _LONG_MAX) & _ULONG32  # strtol result stored in a u_long32
+    return float(ival) * _multiplier(text, m.end())
 
 
 def parse_memory(text: str) -> float:
-    """A memory specifier in bytes: number with optional k K m M g G."""
-    t = text.strip()
-    if t.upper() == INFINITY:
-        return math.inf
-    if not t or t.startswith("-"):
-        raise SpecifierError(f'"{text}" is not a memory specifier')
+    """A memory specifier in bytes: number with optional k K m M g G t T, or INFINITY."""
     try:
-        val, rest = _number(t)
-    except SpecifierError:
-        raise SpecifierError(f'"{text}" is not a memory specifier') from None
-    if rest == "":
-        return val
-    if rest in _MULT:
-        return val * _MULT[rest]
-    raise SpecifierError(f'"{text}" is not a memory specifier: unknown multiplier "{rest}"')
+        return parse_number(text)
+    except SpecifierError as err:
+        raise SpecifierError(f"not a memory specifier: {err}") from None
 
 
 def parse_time(text: str) -> float:
-    """A time specifier in seconds: ``[[h:]m:]s`` or plain seconds, or INFINITY."""
-    t = text.strip()
-    if t.upper() == INFINITY:
-        return math.inf
-    if not t or t.startswith("-"):
-        raise SpecifierError(f'"{text}" is not a time specifier')
-    if ":" in t:
-        parts = t.split(":")
-        if len(parts) > 3:
-            raise SpecifierError(f'"{text}" is not a time specifier: too many ":"')
-        total = 0.0
-        for p in parts:
-            if p == "":
-                v = 0
-            elif p.isdigit():
-                v = int(p)
-            else:
-                raise SpecifierError(f'"{text}" is not a time specifier')
-            total = total * 60 + v
-        return float(total)
+    """A time specifier in seconds: ``h:m:s`` (``1::1``) or plain seconds, or INFINITY."""
     try:
-        val, rest = _number(t)
-    except SpecifierError:
-        raise SpecifierError(f'"{text}" is not a time specifier') from None
-    if rest:
-        raise SpecifierError(f'"{text}" is not a time specifier')
-    return val
+        return parse_number(text)
+    except SpecifierError as err:
+        raise SpecifierError(f"not a time specifier: {err}") from None
 
 
 def format_time(seconds: float) -> str:
@@ -98,17 +169,119 @@ def format_time(seconds: float) -> str:
     return f"{s // 3600:02d}:{(s // 60) % 60:02d}:{s % 60:02d}"
 
 
-def is_time(text: str) -> bool:
+def format_time_value(seconds: float) -> str:
+    """A TIME complex value as the scheduler prints it (``double_print_time_to_dstring``).
+
+    ``HH:MM:SS``, or ``D:HH:MM:SS`` from one day on; ``infinity`` for INFINITY.
+    """
+    if math.isinf(seconds) and seconds > 0:
+        return "infinity"
+    s = int(seconds)
+    days, s = divmod(s, 86400) if s >= 0 else (0, s)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    if days > 0:
+        return f"{days}:{hours:02d}:{minutes:02d}:{s:02d}"
+    return f"{hours:02d}:{minutes:02d}:{s:02d}"
+
+
+def format_memory_value(value: float) -> str:
+    """A MEMORY complex value as the scheduler prints it (``double_print_memory_to_dstring``).
+
+    ``%.3f`` with the largest 1024-based unit K, M or G that fits (``1.000G``);
+    ``infinity`` for INFINITY.
+    """
+    if math.isinf(value) and value > 0:
+        return "infinity"
+    size = abs(value)
+    for unit, factor in (("G", 1024.0**3), ("M", 1024.0**2), ("K", 1024.0)):
+        if size >= factor:
+            return f"{value / factor:.3f}{unit}"
+    return f"{size:.3f}"
+
+
+def format_double(value: float) -> str:
+    """A DOUBLE/INT complex value as the scheduler prints it (``%f``, or ``infinity``)."""
+    if math.isinf(value) and value > 0:
+        return "infinity"
+    return f"{value:f}"
+
+
+def is_number(text: str) -> bool:
+    """Whether :func:`parse_number` accepts ``text``."""
     try:
-        parse_time(text)
+        parse_number(text)
         return True
     except SpecifierError:
         return False
+
+
+def is_time(text: str) -> bool:
+    """Whether ``text`` is a valid time specifier (see :func:`parse_time`)."""
+    return is_number(text)
 
 
 def is_memory(text: str) -> bool:
-    try:
-        parse_memory(text)
-        return True
-    except SpecifierError:
-        return False
+    """Whether ``text`` is a valid memory specifier (see :func:`parse_memory`)."""
+    return is_number(text)
+
+
+#: complex(5) relational operators, in Grid Engine's order.
+RELOPS = ("==", ">=", ">", "<", "<=", "!=", "EXCL")
+
+
+def relop_holds(relop: str, requested: float, offered: float) -> bool:
+    """``requested RELOP offered`` -- how the scheduler compares a numeric request.
+
+    complex(5): "the value requested by the user ... is compared against the
+    corresponding value configured for the considered queues"; Grid Engine
+    puts the request on the left (``resource_cmp``), so ``h_rt`` (``<=``)
+    requested 1:0:0 fits a queue offering 2:0:0.  ``EXCL`` (exclusive
+    consumable BOOL) holds when the job does not ask for exclusivity (0) or
+    the offered amount covers it.
+    """
+    if relop == "==":
+        return requested == offered
+    if relop == "<=":
+        return requested <= offered
+    if relop == "<":
+        return requested < offered
+    if relop == ">":
+        return requested > offered
+    if relop == ">=":
+        return requested >= offered
+    if relop == "!=":
+        return requested != offered
+    if relop == "EXCL":
+        return requested == 0 or requested <= offered
+    raise ValueError(f'unknown relational operator "{relop}"')
+
+
+#: The complex types whose values are numbers (all read by :func:`parse_number`).
+NUMERIC_TYPES = frozenset({"INT", "DOUBLE", "TIME", "MEMORY", "BOOL"})
+#: The complex types whose values are strings matched by wildcard expressions.
+STRING_TYPES = frozenset({"STRING", "CSTRING", "RESTRING", "HOST"})
+
+
+def parse_value(value_type: str, text: str) -> float:
+    """The number a value of a numeric complex type stands for (BOOL: 1.0 or 0.0 for TRUE/FALSE)."""
+    if value_type not in NUMERIC_TYPES:
+        raise SpecifierError(f'type "{value_type}" has no numeric values')
+    return parse_number(text)
+
+
+def compare_values(value_type: str, a: str, b: str) -> int:
+    """-1, 0 or 1 as value ``a`` is less than, equal to or greater than ``b``.
+
+    Numeric types compare the numbers (``1:0:0`` == ``3600``, ``1K`` > ``1000``);
+    CSTRING and HOST compare case-insensitively, STRING and RESTRING exactly.
+    """
+    if value_type in NUMERIC_TYPES:
+        x, y = parse_number(a), parse_number(b)
+    elif value_type in ("CSTRING", "HOST"):
+        x, y = a.lower(), b.lower()
+    elif value_type in STRING_TYPES:
+        x, y = a, b
+    else:
+        raise SpecifierError(f'unknown complex attribute type "{value_type}"')
+    return (x > y) - (x < y)
