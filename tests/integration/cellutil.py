@@ -1,0 +1,227 @@
+"""Real cells for integration tests: a temporary SGE_ROOT, the real daemon
+started with ``minisge start`` (or the separate roles), and the real commands
+run as processes — as root, or as a real Unix test user.
+
+Test users: the commands import nothing but the standard library and
+minisge, so a user's command runs as a *forked* child of the test process
+that drops to the user's uid/gid before it calls the command's ``main``:
+the daemon sees the user through SO_PEERCRED exactly as it would a login
+shell's ``qsub`` (the test interpreter lives under /root, which other users
+cannot exec).
+"""
+
+from __future__ import annotations
+
+import grp
+import importlib
+import io
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+TEST_USERS = ("msgeuser1", "msgeuser2")
+
+
+def ensure_user(name: str) -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "-m", "-s", "/bin/sh", name], check=True, capture_output=True)
+        return pwd.getpwnam(name)
+
+
+@dataclass
+class Result:
+    rc: int
+    out: str
+    err: str
+
+
+class Cell:
+    def __init__(self, host: str = "testhost", slots: int = 2):
+        self.dir = tempfile.mkdtemp(prefix="minisge-test-")
+        os.chmod(self.dir, 0o755)
+        self.root = os.path.join(self.dir, "root")
+        self.host = host
+        self.slots = slots
+        self.procs: list[subprocess.Popen] = []
+        self.work = os.path.join(self.dir, "work")
+        os.makedirs(self.work)
+        os.chmod(self.work, 0o777 | 0o1000)
+
+    # ------------------------------------------------------------ environment
+    def env(self, **extra) -> dict:
+        e = dict(os.environ)
+        for k in ("SGE_QMASTER_PORT", "SGE_EXECD_PORT", "SGE_CELL"):
+            e.pop(k, None)
+        e["SGE_ROOT"] = self.root
+        e.update(extra)
+        return e
+
+    @property
+    def common(self) -> str:
+        return os.path.join(self.root, "default", "common")
+
+    @property
+    def qmaster_spool(self) -> str:
+        return os.path.join(self.root, "default", "spool", "qmaster")
+
+    @property
+    def accounting(self) -> str:
+        return os.path.join(self.common, "accounting")
+
+    # ------------------------------------------------------------ daemons
+    def minisge(self, *args: str, check: bool = True) -> Result:
+        p = subprocess.run([sys.executable, "-m", "minisge.cli.minisge", *args], env=self.env(),
+                           capture_output=True, text=True, timeout=60)
+        if check and p.returncode != 0:
+            raise AssertionError(f"minisge {' '.join(args)} failed: {p.stdout}{p.stderr}")
+        return Result(p.returncode, p.stdout, p.stderr)
+
+    def start(self) -> "Cell":
+        self.minisge("start", "--hostname", self.host, "--slots", str(self.slots))
+        return self
+
+    def daemon_pid(self) -> int:
+        with open(os.path.join(self.qmaster_spool, "qmaster.pid")) as f:
+            return int(f.read())
+
+    def spawn(self, *args: str, log: str) -> subprocess.Popen:
+        out = open(os.path.join(self.dir, log), "ab")
+        p = subprocess.Popen([sys.executable, "-m", "minisge.cli.minisge", *args], env=self.env(),
+                             stdout=out, stderr=out, start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def stop(self) -> None:
+        self.minisge("stop", check=False)
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        self.procs.clear()
+
+    def cleanup(self) -> None:
+        self.stop()
+        # shepherds of jobs still running belong to this cell: end them
+        subprocess.run(["pkill", "-f", self.dir], capture_output=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    # ------------------------------------------------------------ commands
+    def run(self, cmd: str, *args: str, user: str | None = None, input: str | None = None,
+            cwd: str | None = None, timeout: float = 60) -> Result:
+        if user is None:
+            p = subprocess.run([sys.executable, "-m", f"minisge.cli.{cmd}", *args], env=self.env(),
+                               capture_output=True, text=True, input=input, cwd=cwd or self.work,
+                               timeout=timeout)
+            return Result(p.returncode, p.stdout, p.stderr)
+        return run_as(user, cmd, list(args), env=self.env(), input=input, cwd=cwd or self.work, timeout=timeout)
+
+    def submit(self, *args: str, user: str | None = None, input: str | None = None, cwd: str | None = None) -> int:
+        r = self.run("qsub", "-terse", *args, user=user, input=input, cwd=cwd)
+        assert r.rc == 0, r
+        return int(r.out.strip().split(".")[0])
+
+    def accounting_records(self) -> list[list[str]]:
+        try:
+            with open(self.accounting) as f:
+                return [ln.rstrip("\n").split(":") for ln in f if not ln.startswith("#") and len(ln) > 1]
+        except FileNotFoundError:
+            return []
+
+    def records_of(self, job_id: int) -> list[list[str]]:
+        return [r for r in self.accounting_records() if r[5] == str(job_id)]
+
+    def wait_for(self, predicate, timeout: float = 30.0, what: str = "condition"):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            v = predicate()
+            if v:
+                return v
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    def wait_records(self, job_id: int, n: int = 1, timeout: float = 30.0) -> list[list[str]]:
+        return self.wait_for(lambda: (r := self.records_of(job_id)) and len(r) >= n and r,
+                             timeout, f"{n} accounting record(s) of job {job_id}")
+
+    def qstat_states(self) -> dict[int, str]:
+        r = self.run("qstat", "-u", "*")
+        out = {}
+        for line in r.out.splitlines()[2:]:
+            parts = line.split()
+            out.setdefault(int(parts[0]), parts[4])
+        return out
+
+
+def run_as(user: str, cmd: str, argv: list[str], *, env: dict, input: str | None, cwd: str,
+           timeout: float) -> Result:
+    """Run command ``cmd``'s main(argv) in a forked child that is ``user``."""
+    pw = pwd.getpwnam(user)
+    mod = importlib.import_module(f"minisge.cli.{cmd}")
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    in_r, in_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        rc = 1
+        try:
+            os.close(out_r)
+            os.close(err_r)
+            os.close(in_w)
+            groups = [g.gr_gid for g in grp.getgrall() if user in g.gr_mem]
+            os.setgroups(groups)
+            os.setgid(pw.pw_gid)
+            os.setuid(pw.pw_uid)
+            os.environ.clear()
+            os.environ.update(env, HOME=pw.pw_dir, USER=user, LOGNAME=user)
+            os.chdir(cwd)
+            os.dup2(in_r, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            sys.stdin = io.TextIOWrapper(os.fdopen(0, "rb", closefd=False))
+            sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), write_through=True)
+            sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), write_through=True)
+            rc = mod.main(argv)
+        except SystemExit as e:
+            rc = e.code if isinstance(e.code, int) else 1
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(rc or 0)
+    os.close(out_w)
+    os.close(err_w)
+    os.close(in_r)
+    if input:
+        os.write(in_w, input.encode())
+    os.close(in_w)
+    out = _read_all(out_r)
+    err = _read_all(err_r)
+    _, status = os.waitpid(pid, 0)
+    return Result(os.waitstatus_to_exitcode(status), out, err)
+
+
+def _read_all(fd: int) -> str:
+    chunks = []
+    while True:
+        b = os.read(fd, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(fd)
+    return b"".join(chunks).decode(errors="replace")
