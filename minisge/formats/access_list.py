@@ -169,6 +169,16 @@ def parse_name_list(attr: str, value: str, path: str, line: int) -> tuple[str, .
     return tuple(items)
 
 
+def check_not_in_both(
+    included: tuple[str, ...], excluded: tuple[str, ...], what: str, path: str, line: int
+) -> None:
+    """The qmaster's rule for an object's user_lists/xuser_lists (acl/xacl):
+    no userset may be named in both."""
+    for name in included:
+        if name in excluded:
+            raise FormatError(f'denied: multiple occurrences of userset "{name}" in {what}', path, line)
+
+
 def write_name_list(names: Iterable[str], sep: str = " ") -> str:
     """Names joined as Grid Engine writes them, or NONE for none."""
     names = tuple(names)

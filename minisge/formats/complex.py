@@ -383,6 +383,10 @@ def check_modification(old: ComplexList, new: ComplexList, path: str = "<input>"
 # ---------------------------------------------------------------- parse/write
 
 
+_TYPE_NAMES = {t.value: t for t in ValueType}
+_RELOP_NAMES = {r.value: r for r in Relop}
+
+
 def _keyword(word: str, table: dict[str, enum.StrEnum]) -> enum.StrEnum | None:
     return table.get(word.lower())
 
@@ -406,7 +410,7 @@ def _parse_line(words: list[str], path: str, line: int) -> ComplexAttr:
             line,
         )
     shortcut, type_word, relop_word, req_word, cons_word, default, urgency = words[1:]
-    vtype = next((t for t in ValueType if t.value == type_word.upper()), None)
+    vtype = _TYPE_NAMES.get(type_word.upper())
     if vtype is None:
         raise FormatError(
             f'unknown complex attribute type "{type_word}" for complex "{name}" '
@@ -414,7 +418,7 @@ def _parse_line(words: list[str], path: str, line: int) -> ComplexAttr:
             path,
             line,
         )
-    relop = next((r for r in Relop if r.value == relop_word.upper()), None)
+    relop = _RELOP_NAMES.get(relop_word.upper())
     if relop is None:
         raise FormatError(
             f'invalid relational operator "{relop_word}" for complex "{name}" '

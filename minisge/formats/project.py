@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import attrs
 
-from minisge.formats.access_list import check_object_name, parse_name_list, parse_ulong_attr, write_name_list
+from minisge.formats.access_list import (
+    check_not_in_both,
+    check_object_name,
+    parse_name_list,
+    parse_ulong_attr,
+    write_name_list,
+)
 from minisge.formats.errors import FormatError
 from minisge.formats.lines import read_attributes, write_attributes
 from minisge.formats.sge_types import SpecifierError
@@ -50,12 +56,15 @@ def parse(text: str, path: str = "<input>") -> Project:
         check_object_name(name.value)
     except SpecifierError as err:
         raise FormatError(f'invalid project name "{name.value}": {err}', path, name.lineno) from None
+    acl = parse_name_list("acl", a["acl"].value, path, a["acl"].lineno)
+    xacl = parse_name_list("xacl", a["xacl"].value, path, a["xacl"].lineno)
+    check_not_in_both(acl, xacl, f'project "{name.value}"', path, a["xacl"].lineno)
     return Project(
         name=name.value,
         oticket=parse_ulong_attr("oticket", a["oticket"].value, path, a["oticket"].lineno),
         fshare=parse_ulong_attr("fshare", a["fshare"].value, path, a["fshare"].lineno),
-        acl=parse_name_list("acl", a["acl"].value, path, a["acl"].lineno),
-        xacl=parse_name_list("xacl", a["xacl"].value, path, a["xacl"].lineno),
+        acl=acl,
+        xacl=xacl,
     )
 
 

@@ -433,7 +433,7 @@ class _SetBuilder:
 
     def __init__(self, lineno: int):
         self.lineno = lineno
-        self.attrs: dict[str, str | bool] = {}
+        self.values: dict[str, str | bool] = {}
         self.rules: list[QuotaRule] = []
         self.rule_names: set[str] = set()
 
@@ -441,20 +441,20 @@ class _SetBuilder:
         key = words[0]
         if self.rules:
             raise FormatError(f'attribute "{key}" must come before the limit rules', path, lineno)
-        if key in self.attrs:
+        if key in self.values:
             raise FormatError(f'attribute "{key}" given more than once', path, lineno)
         if len(words) < 2:
             raise FormatError(f'missing value for attribute "{key}"', path, lineno)
         if key == "description":
-            self.attrs[key] = " ".join(words[1:])
+            self.values[key] = " ".join(words[1:])
             return
         if len(words) > 2:
             raise FormatError(f'attribute "{key}" takes one word, not "{" ".join(words[1:])}"', path, lineno)
         if key == "name":
             _check_set_name(words[1], path, lineno)
-            self.attrs[key] = words[1]
+            self.values[key] = words[1]
         else:
-            self.attrs[key] = parse_bool(words[1], path, lineno)
+            self.values[key] = parse_bool(words[1], path, lineno)
 
     def add_rule(self, words: list[str], path: str, lineno: int) -> None:
         rule = parse_rule(words, path, lineno)
@@ -469,15 +469,15 @@ class _SetBuilder:
         self.rules.append(rule)
 
     def build(self, path: str) -> ResourceQuotaSet:
-        if "name" not in self.attrs:
+        if "name" not in self.values:
             raise FormatError("resource quota set has no name", path, self.lineno)
-        name = self.attrs["name"]
+        name = self.values["name"]
         if not self.rules:
             raise FormatError(f'resource quota set "{name}" has no limit rules', path, self.lineno)
         return ResourceQuotaSet(
             name=name,
-            description=self.attrs.get("description", "NONE"),
-            enabled=self.attrs.get("enabled", False),
+            description=self.values.get("description", "NONE"),
+            enabled=self.values.get("enabled", False),
             rules=tuple(self.rules),
         )
 

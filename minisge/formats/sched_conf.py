@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Mapping
+from typing import Callable, Mapping
 
 import attrs
 
@@ -311,7 +311,9 @@ def _check_queue_sort_method(value: str) -> str:
     return value.lower()
 
 
-def _checked(check) -> object:
+def _checked(check: Callable[[str], object]) -> Callable[[str], str]:
+    """A reader that checks the text and keeps it as given."""
+
     def run(value: str) -> str:
         check(value)
         return value

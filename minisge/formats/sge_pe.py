@@ -28,6 +28,7 @@ import re
 import attrs
 
 from minisge.formats.access_list import (
+    check_not_in_both,
     check_object_name,
     is_none,
     parse_name_list,
@@ -114,7 +115,8 @@ class ParallelEnvironment:
     @property
     def fixed_allocation(self) -> int | None:
         """The per-host process count of an integer allocation_rule, else None."""
-        return int(self.allocation_rule) if self.allocation_rule.isdigit() else None
+        rule = self.allocation_rule
+        return int(rule) if rule.isascii() and rule.isdigit() else None
 
 
 def template(name: str) -> ParallelEnvironment:
@@ -128,7 +130,8 @@ def template(name: str) -> ParallelEnvironment:
 def _single_word(attr: str, value: str, path: str, line: int) -> str:
     words = value.split()
     if len(words) != 1:
-        raise FormatError(f'attribute "{attr}": unrecognized characters after the value: "{" ".join(words[1:])}"', path, line)
+        rest = " ".join(words[1:])
+        raise FormatError(f'attribute "{attr}": unrecognized characters after the value: "{rest}"', path, line)
     return words[0]
 
 
@@ -246,11 +249,14 @@ def parse(text: str, path: str = "<input>") -> ParallelEnvironment:
         check_object_name(name)
     except SpecifierError as err:
         raise FormatError(f'invalid character in pe name of pe "{name}": {err}', path, ln("pe_name")) from None
+    user_lists = parse_name_list("user_lists", val("user_lists"), path, ln("user_lists"))
+    xuser_lists = parse_name_list("xuser_lists", val("xuser_lists"), path, ln("xuser_lists"))
+    check_not_in_both(user_lists, xuser_lists, f'parallel environment "{name}"', path, ln("xuser_lists"))
     return ParallelEnvironment(
         name=name,
         slots=parse_slots(val("slots"), path, ln("slots")),
-        user_lists=parse_name_list("user_lists", val("user_lists"), path, ln("user_lists")),
-        xuser_lists=parse_name_list("xuser_lists", val("xuser_lists"), path, ln("xuser_lists")),
+        user_lists=user_lists,
+        xuser_lists=xuser_lists,
         start_proc_args=parse_proc_args("start_proc_args", val("start_proc_args"), path, ln("start_proc_args")),
         stop_proc_args=parse_proc_args("stop_proc_args", val("stop_proc_args"), path, ln("stop_proc_args")),
         allocation_rule=parse_allocation_rule(val("allocation_rule"), path, ln("allocation_rule")),

@@ -65,8 +65,9 @@ def test_qacct_summary_totals_the_usage(cell):
 def test_qacct_o_lists_usage_per_owner(cell):
     _finished(cell, command="/bin/sleep", args=["1"])
     lines = cell.run("qacct", "-o").out.splitlines()
-    assert lines[0].startswith("OWNER       WALLCLOCK")
-    assert lines[2].split()[0] == "root"
+    # the OWNER column is one wider than its longest entry ("OWNER" + 1 here)
+    assert lines[0].startswith("OWNER " + "    WALLCLOCK")
+    assert lines[2].startswith("root  " + " " * 12)
     lines = cell.run("qacct", "-o", "nobody").out.splitlines()
     assert len(lines) == 2  # header only: no usage of that owner
 
