@@ -100,9 +100,10 @@ class RequestHandler:
         return ok_reply(lines=lines, rc=rc)
 
     async def op_qconf(self, req, peer: Credentials, send_more) -> dict:
-        out, err, rc = self.qm.config.qconf(req, peer.uid, self.qm)
-        if rc == 0 or out or err:
-            self.qm.changed()
+        from minisge import qconf_ops
+
+        out, err, rc = qconf_ops.handle(self.qm, req, peer.uid)
+        self.qm.changed()
         return ok_reply(out=out, err=err, rc=rc)
 
     async def op_qmod(self, req, peer: Credentials, send_more) -> dict:

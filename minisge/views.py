@@ -212,6 +212,11 @@ def job_row(job: Job, figures: dict | None = None) -> dict:
                 tasks.append({"ranges": compress_task_ids(ids), "state": st, "slots": job.requested_slots()})
             else:
                 tasks.append({"task_number": ids[0], "state": st, "slots": job.requested_slots()})
+    if not job.is_array:
+        # a job without "tasks" is its own single task (qstat_out): no ja-task-ID
+        for task in tasks[:1]:
+            d.update({k: v for k, v in task.items() if k not in ("task_number", "ranges")})
+        del d["tasks"]
     return d
 
 
