@@ -320,7 +320,7 @@ def _unique(items: Iterable[Any]) -> list[Any]:
     return seen
 
 
-_C_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_C_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _ulong(attr: str, text: str) -> str:
@@ -332,7 +332,10 @@ def _ulong(attr: str, text: str) -> str:
     if m is None or m.end() != len(body) or text.startswith("-"):
         raise FormatError(f'{attr}: error parsing unsigned long value from string "{text}"')
     tok = m.group(0)
-    value = float(int(tok, 16)) if tok[:2].lower() == "0x" else float(tok)
+    if tok[:2].lower() == "0x":
+        value = float(min(int(tok, 16), MAX_ULONG + 1))
+    else:
+        value = float(tok)
     if math.isinf(value) or value - math.floor(value) > 1e-12 or value > MAX_ULONG:
         raise FormatError(f'{attr}: "{text}" is not an u_long32 value')
     return str(int(value))
@@ -378,11 +381,11 @@ def _memory(attr: str, text: str) -> str:
 
 def _atoi(text: str) -> int:
     """C atoi: optional sign and the leading digits, 0 when there are none."""
-    m = re.match(r"\s*([+-]?)(\d*)", text)
+    m = re.match(r"\s*([+-]?)([0-9]*)", text)
     assert m is not None
     if not m.group(2):
         return 0
-    value = int(m.group(2))
+    value = int(m.group(2)[:12])  # C would overflow; any such value is out of range
     return -value if m.group(1) == "-" else value
 
 
@@ -400,7 +403,7 @@ def _priority(attr: str, text: str) -> str:
     return text
 
 
-_RANGE = re.compile(r"\d+|\d+-\d*|-\d+")
+_RANGE = re.compile(r"[0-9]+|[0-9]+-[0-9]*|-[0-9]+")
 
 
 def _processors(attr: str, text: str) -> str:
@@ -495,8 +498,8 @@ def _subordinates(attr: str, text: str) -> str:
         return NONE
     entries: list[tuple[str, int]] = []
     for w in words:
-        m = re.fullmatch(r"([^:=]+)(?:[:=](\d+))?", w)
-        if m is None or not is_object_name(m.group(1)):
+        m = re.fullmatch(r"([^:=]+)(?:[:=]([0-9]{1,10}))?", w)
+        if m is None or not is_object_name(m.group(1)) or int(m.group(2) or 0) > MAX_ULONG:
             raise FormatError(f'{attr}: error parsing value "{text}": bad subordinate "{w}"')
         entries.append((m.group(1), int(m.group(2) or 0)))
     entries = _unique(entries)
@@ -513,11 +516,11 @@ def _slotwise(attr: str, text: str) -> str:
     if m is None:
         raise FormatError(f'{attr}: error parsing value "{text}": expected slots=N(queue_list)')
     threshold = m.group(1).strip()
-    if not threshold.isdigit() or int(threshold) <= 0 or int(threshold) > MAX_ULONG:
+    if not re.fullmatch(r"[0-9]{1,10}", threshold) or not 0 < int(threshold) <= MAX_ULONG:
         raise FormatError(f'{attr}: error parsing value "{text}": threshold must be a positive integer')
     entries: list[tuple[str, int, str]] = []
     for w in _split_names(m.group(2)):
-        q = re.fullmatch(r"([^:]+)(?::(\d+))?(?::(sr|lr))?", w)
+        q = re.fullmatch(r"([^:]+)(?::([0-9]{1,10}))?(?::(sr|lr))?", w)
         if q is None or not is_object_name(q.group(1)) or int(q.group(2) or 0) > MAX_ULONG:
             raise FormatError(f'{attr}: error parsing value "{text}": bad queue_def "{w}"')
         entries.append((q.group(1), int(q.group(2) or 0), q.group(3) or "sr"))

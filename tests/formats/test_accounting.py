@@ -208,6 +208,8 @@ def records(draw):
     for name in FIELD_NAMES:
         if name == "category":
             values[name] = draw(st.one_of(st.just("NONE"), _category))
+        elif name == "qname":  # a queue name never starts a comment line
+            values[name] = draw(_word.filter(lambda w: not w.startswith("#")))
         elif name in accounting.STRING_FIELDS:
             values[name] = draw(_word)
         elif name in accounting.FLOAT_FIELDS:

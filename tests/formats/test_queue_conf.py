@@ -273,7 +273,7 @@ def test_bad_slots_value_like_golden_qconf_Aq():
     with pytest.raises(FormatError) as info:
         qc.parse(golden("inputs/badslots.q"), "INPUTS/badslots.q")
     assert str(info.value) == (
-        f'INPUTS/badslots.q:15: slots: error parsing unsigned long value from string "abc"'
+        'INPUTS/badslots.q:15: slots: error parsing unsigned long value from string "abc"'
     )
 
 
