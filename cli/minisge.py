@@ -69,7 +69,10 @@ def cmd_start(args, cell: Cell) -> int:
     if args.foreground:
         return _run_foreground(cell, args.hostname)
     log = open(os.path.join(cell.qmaster_spool, "daemon.out"), "ab")
-    cmd = [sys.executable, "-m", "minisge.cli.minisge", "start", "--foreground", "--hostname", args.hostname]
+    if getattr(sys, "frozen", False):  # the single binary
+        cmd = [sys.executable, "start", "--foreground", "--hostname", args.hostname]
+    else:
+        cmd = [sys.executable, "-m", "minisge.cli.minisge", "start", "--foreground", "--hostname", args.hostname]
     env = dict(os.environ, SGE_ROOT=cell.root, SGE_CELL=cell.name)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, env=env)
     deadline = time.monotonic() + 30
