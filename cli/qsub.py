@@ -40,9 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         cwd = os.getcwd()
     except FileNotFoundError:
         cwd = env.get("PWD", "/")
-    import socket
+    from minisge.cell import short_hostname
 
-    hostname = socket.gethostname().split(".")[0]
+    hostname = short_hostname()
     env.setdefault("HOST", hostname)
     try:
         req = submit_options.parse_submission(

@@ -15,8 +15,6 @@ imported by the commands: standard library only.
 from __future__ import annotations
 
 import os
-import socket
-from dataclasses import dataclass
 
 DEFAULT_CELL = "default"
 
@@ -26,13 +24,30 @@ def default_root() -> str:
 
 
 def short_hostname() -> str:
-    return socket.gethostname().split(".")[0]
+    """This host's name without its domain (os.uname: no socket import)."""
+    return os.uname().nodename.split(".")[0]
 
 
-@dataclass(frozen=True)
 class Cell:
-    root: str
-    name: str = DEFAULT_CELL
+    """A cell: its root (``SGE_ROOT``) and name (``SGE_CELL``).
+
+    A plain class (no dataclass import) because every command builds one.
+    """
+
+    __slots__ = ("root", "name")
+
+    def __init__(self, root: str, name: str = DEFAULT_CELL):
+        self.root = root
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Cell) and (self.root, self.name) == (other.root, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.root, self.name))
+
+    def __repr__(self) -> str:
+        return f"Cell({self.root!r}, {self.name!r})"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Cell":

@@ -36,9 +36,9 @@ def connect(cell: Cell | None = None, timeout: float | None = 30.0):
 
 
 def _host() -> str:
-    import socket
+    from minisge.cell import short_hostname
 
-    return socket.gethostname().split(".")[0]
+    return short_hostname()
 
 
 def call(msg: dict, cell: Cell | None = None, timeout: float | None = 30.0) -> dict:

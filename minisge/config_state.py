@@ -142,9 +142,16 @@ class ConfigState:
         return queue_conf.value_for(conf, attr, host, self.group_members(), strict=False)
 
     # ------------------------------------------------------------ submission checks
+    @property
+    def complex_index(self) -> ComplexIndex:
+        if getattr(self, "_cx_for", None) is not self.complexes:
+            self._cx = ComplexIndex(self.complexes)
+            self._cx_for = self.complexes
+        return self._cx
+
     def check_request(self, req: dict) -> None:
         """What the qmaster refuses at submission, with Grid Engine's messages."""
-        cx = ComplexIndex(self.complexes)
+        cx = self.complex_index
         for kind in ("hard_resources", "soft_resources"):
             for name in (req.get(kind) or {}):
                 attr = cx.get(name)
@@ -216,13 +223,20 @@ class ConfigState:
         pes = {
             n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule) for n, pe in self.pes.items()
         }
+        # No pass can start more tasks of one job than there are free slots
+        # (nor more than its -tc allows): only that many of a job's pending
+        # tasks enter the snapshot, so a 100,000-task array costs little.
+        free = sum(max(0, q.slots - q.used) for q in qis if not q.states)
         pending = []
         for job in jobs.values():
-            if not job.pending:
+            if not job.pending or job.held:
                 continue
             spec = job.spec
             pe = spec.get("pe")
-            for tid in job.pending:
+            cap = free
+            if spec.get("tc"):
+                cap = min(cap, max(0, int(spec["tc"]) - len(job.tasks)))
+            for tid in job.pending[:cap]:
                 pending.append(
                     scheduler.PendingTask(
                         job_id=job.number,
@@ -240,7 +254,7 @@ class ConfigState:
             qinstances=tuple(qis),
             hosts=hosts,
             pending=tuple(pending),
-            complexes=ComplexIndex(self.complexes),
+            complexes=self.complex_index,
             pes=pes,
             global_values=dict(g.complex_values) if g else {},
             queue_sort_method="seqno",

@@ -34,10 +34,19 @@ class InProcessExecd(ExecdLink):
         await self.execd.handle(msg)
 
 
+COALESCE_SECONDS = 0.002
+
+
 async def scheduler_loop(qm: Qmaster) -> None:
-    """Run a scheduling pass whenever something changed; bursts coalesce."""
+    """Run a scheduling pass whenever something changed.
+
+    A burst of events (a loop of qsub calls, many tasks ending at once) gives
+    one pass: after a wake-up the loop lets the other tasks run for a moment
+    before it takes its snapshot.
+    """
     while True:
         await qm.wake_scheduler.wait()
+        await trio.sleep(COALESCE_SECONDS)
         qm.wake_scheduler = trio.Event()
         for job, task in qm.schedule():
             await qm.start_task(job, task)

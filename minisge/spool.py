@@ -118,7 +118,9 @@ class QmasterSpool:
             return 0
 
     def write_jobseqnum(self, n: int) -> None:
-        atomic_write(os.path.join(self.dir, "jobseqnum"), f"{n}\n")
+        """Atomic but not fsynced: the job file of job ``n`` is, and loading takes
+        the larger of this and the highest job id in the spool."""
+        atomic_write(os.path.join(self.dir, "jobseqnum"), f"{n}\n", sync=False)
 
     def write_job(self, job_id: int, data: dict) -> None:
         p = os.path.join(self.dir, job_relpath(job_id))

@@ -1,0 +1,178 @@
+"""Speed of a running cell (issue: a running cell), beside the real Grid Engine.
+
+Starts a private all-in-one cell in a temporary SGE_ROOT and prints medians:
+
+- ``qsub`` wall time per call (a held ``-b y /bin/true``, so nothing runs),
+  and ``qstat`` wall time with no jobs; with ``--peer`` the same for the real
+  Grid Engine's C binaries in the same go (as the user ``sgetest``, pair by pair);
+- dispatch latency on an idle cell: from the start of ``qsub`` to the job's
+  first instruction (the job writes the clock);
+- end to end throughput: N ``/bin/true`` jobs from a loop of ``qsub`` calls,
+  and as one array, from the first submit to the last accounting record;
+- the daemon's memory (RSS) idle and with 10,000 pending jobs.
+
+    python bench/bench_cell.py [--jobs 1000] [--calls 30] [--peer]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pwd
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.path.dirname(sys.executable)
+
+
+def cmd(name: str) -> str:
+    path = os.path.join(BIN, name)
+    if not os.path.exists(path):
+        raise SystemExit(f"{path} not found: pip install . first")
+    return path
+
+
+def run(argv, env, user=None, input=None) -> tuple[float, subprocess.CompletedProcess]:
+    pre = None
+    if user is not None:
+        pw = pwd.getpwnam(user)
+
+        def pre():  # noqa: E306
+            os.setgid(pw.pw_gid)
+            os.setuid(pw.pw_uid)
+
+    t0 = time.perf_counter()
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, preexec_fn=pre, input=input, cwd="/tmp")
+    return time.perf_counter() - t0, p
+
+
+def rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def records(path: str) -> int:
+    try:
+        with open(path) as f:
+            return sum(1 for ln in f if ln[:1] != "#" and len(ln) > 1)
+    except FileNotFoundError:
+        return 0
+
+
+def wait_records(path: str, n: int, timeout: float = 600) -> float:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if records(path) >= n:
+            return time.perf_counter()
+        time.sleep(0.01)
+    raise SystemExit(f"timed out waiting for {n} accounting records")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=1000)
+    ap.add_argument("--calls", type=int, default=30)
+    ap.add_argument("--pending", type=int, default=10000)
+    ap.add_argument("--peer", action="store_true", help="time the real Grid Engine's qsub/qstat too")
+    args = ap.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix="minisge-bench-")
+    env = dict(os.environ, SGE_ROOT=os.path.join(tmp, "root"))
+    for k in ("SGE_CELL", "SGE_QMASTER_PORT", "SGE_EXECD_PORT"):
+        env.pop(k, None)
+    acct = os.path.join(env["SGE_ROOT"], "default", "common", "accounting")
+    subprocess.run([cmd("minisge"), "start", "--slots", "2"], env=env, check=True, capture_output=True)
+    pid = int(open(os.path.join(env["SGE_ROOT"], "default", "spool", "qmaster", "qmaster.pid")).read())
+    genv = dict(os.environ, SGE_ROOT="/var/lib/gridengine", SGE_CELL="default")
+    try:
+        print(f"machine: {os.cpu_count()} cores, load {open('/proc/loadavg').read().split()[0]}")
+        time.sleep(0.5)
+        idle_rss = rss_kb(pid)
+
+        # --- qsub and qstat wall time, pair by pair with the peer
+        ours_q, peer_q, ours_s, peer_s = [], [], [], []
+        for _ in range(args.calls):
+            t, p = run([cmd("qsub"), "-h", "-b", "y", "/bin/true"], env)
+            assert p.returncode == 0, p.stderr
+            ours_q.append(t)
+            if args.peer:
+                t, p = run(["/usr/lib/gridengine/qsub", "-h", "-b", "y", "/bin/true"], genv, user="sgetest")
+                assert p.returncode == 0, p.stderr
+                peer_q.append(t)
+        subprocess.run([cmd("qdel"), "-u", "*"], env=env, capture_output=True)
+        if args.peer:
+            run(["/usr/lib/gridengine/qdel", "-u", "sgetest"], genv, user="sgetest")
+        time.sleep(0.3)
+        for _ in range(args.calls):
+            t, p = run([cmd("qstat")], env)
+            ours_s.append(t)
+            if args.peer:
+                t, p = run(["/usr/lib/gridengine/qstat"], genv, user="sgetest")
+                peer_s.append(t)
+
+        def ms(xs):
+            return f"{statistics.median(xs) * 1000:7.1f} ms"
+
+        print(f"qsub -h -b y /bin/true, per call (median of {args.calls}): minisge {ms(ours_q)}"
+              + (f"   Grid Engine {ms(peer_q)}   ratio {statistics.median(a / b for a, b in zip(ours_q, peer_q)):.2f}" if peer_q else ""))
+        print(f"qstat, no jobs, per call:                     minisge {ms(ours_s)}"
+              + (f"   Grid Engine {ms(peer_s)}   ratio {statistics.median(a / b for a, b in zip(ours_s, peer_s)):.2f}" if peer_s else ""))
+
+        # --- dispatch latency
+        lat = []
+        for i in range(10):
+            out = os.path.join(tmp, f"lat{i}")
+            t0 = time.time()
+            run([cmd("qsub"), "-b", "y", "-o", out, "-j", "y", "/bin/sh", "-c", "'date +%s.%N'"], env)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if os.path.exists(out) and os.path.getsize(out) > 0:
+                    break
+                time.sleep(0.002)
+            lat.append(float(open(out).read().strip()) - t0)
+        print(f"dispatch latency, qsub start to job start (median of 10): {statistics.median(lat) * 1000:.0f} ms (max {max(lat) * 1000:.0f} ms)")
+
+        # --- throughput: a qsub loop, then one array
+        base = records(acct)
+        t0 = time.perf_counter()
+        for _ in range(args.jobs):
+            subprocess.run([cmd("qsub"), "-b", "y", "-o", "/dev/null", "-j", "y", "/bin/true"], env=env, capture_output=True, cwd="/tmp")
+        t_sub = time.perf_counter() - t0
+        t1 = wait_records(acct, base + args.jobs)
+        print(f"{args.jobs} /bin/true jobs from a qsub loop: submitted in {t_sub:.1f} s, all accounted after {t1 - t0:.1f} s ({args.jobs / (t1 - t0):.1f} jobs/s)")
+        base = records(acct)
+        t0 = time.perf_counter()
+        subprocess.run([cmd("qsub"), "-t", f"1-{args.jobs}", "-b", "y", "-o", "/dev/null", "-j", "y", "/bin/true"], env=env, check=True, capture_output=True, cwd="/tmp")
+        t1 = wait_records(acct, base + args.jobs)
+        print(f"{args.jobs}-task array of /bin/true: all accounted after {t1 - t0:.1f} s ({args.jobs / (t1 - t0):.1f} tasks/s)")
+
+        # --- memory with many pending jobs (sent as qsub sends them, over one connection)
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        from minisge import protocol
+
+        sock = protocol.connect_unix(os.path.join(env["SGE_ROOT"], "default", "spool", "qmaster", "qmaster.sock"))
+        req = {"job_name": "pend", "binary": True, "command": "/bin/true", "args": [], "hold": True, "cwd": "/tmp"}
+        t0 = time.perf_counter()
+        for _ in range(args.pending):
+            r = protocol.request(sock, {"op": "submit", "request": req})
+            assert r["ok"], r
+        t_pend = time.perf_counter() - t0
+        time.sleep(0.5)
+        print(f"daemon RSS: idle {idle_rss / 1024:.1f} MB, with {args.pending} pending jobs {rss_kb(pid) / 1024:.1f} MB "
+              f"(submitted over one connection in {t_pend:.1f} s, {args.pending / t_pend:.0f}/s)")
+        t, p = run([cmd("qstat")], env)
+        print(f"qstat with {args.pending} pending jobs: {t * 1000:.0f} ms")
+    finally:
+        subprocess.run([cmd("minisge"), "stop"], env=env, capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,550 @@
+"""qstat: show the status of jobs and queues (Grid Engine 8.1 qstat(1)).
+
+``qstat [-ext] [-explain a|c|A|E] [-f] [-F [res,...]] [-g c|d|t] [-help]
+[-j [job_list]] [-l res_list] [-ne] [-ncb] [-pe pe_list] [-q wc_queue_list]
+[-qs states] [-r] [-s states] [-t] [-u user_list] [-U user_list] [-urg]
+[-pri] [-xml]``
+
+The qmaster sends plain dicts (``op`` ``qstat``, ``qstat_full``,
+``job_detail``, see :mod:`minisge.views`); this module selects (``-s``,
+``-q``, ``-qs``, ``-pe``, ``-ne``) and prints them with
+:mod:`minisge.output.qstat_out`.  Standard library and the client only, so
+that it starts as fast as the interpreter.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+
+from minisge.client import call
+from minisge.output import qstat_out
+
+#: qstat's usage text (qstat_usage), printed on stdout by -help and on
+#: stderr, followed by the reason, for a bad command line.
+USAGE = """SGE 8.1.9
+usage: qstat [options]
+        [-ext]                            view additional attributes
+        [-explain a|c|A|E]                show reason for queue c(onfiguration ambiguous), a(larm), suspend A(larm), E(rror) state
+        [-f]                              full output
+        [-F [resource_attributes]]        full output and show (selected) resources of queue(s)
+        [-g c]                            display cluster queue summary
+        [-g d]                            display all job-array tasks (do not group)
+        [-g t]                            display all parallel job tasks (do not group)
+        [-help]                           print this help
+        [-j [job_identifier_list]]        show scheduler job information
+        [-l resource_list]                request the given resources
+        [-ne]                             hide empty queues
+        [-ncb]                            suppress additional binding specific parameters
+        [-pe pe_list]                     select only queues with one of these parallel environments
+        [-q wc_queue_list]                print information on given queue
+        [-qs {a|c|d|o|s|u|A|C|D|E|S}]     selects queues which are in the given state(s)
+        [-r]                              show requested resources of job(s)
+        [-s {p|r|s|z|hu|ho|hs|hd|hj|ha|h|a}] show pending, running, suspended, zombie jobs,
+                                          jobs with a user/operator/system/array-dependency hold, 
+                                          jobs with a start time in future or any combination only.
+                                          h is an abbreviation for huhohshdhjha
+                                          a is an abbreviation for prsh
+        [-t]                              show task information (implicitly -g t)
+        [-u user_list]                    view jobs of this user list
+        [-U user_list]                    select only queues where these users have access
+        [-urg]                            display job urgency information
+        [-pri]                            display job priority information
+        [-xml]                            display the information in XML format
+
+pe_list                  pe[,pe,...]
+job_identifier_list      [job_id|job_name|pattern]{, [job_id|job_name|pattern]}
+resource_list            resource[=value][,resource[=value],...]
+user_list                user|*|@group[,user|*|@group],...]
+resource_attributes      resource,resource,...
+wc_cqueue                wildcard expression matching a cluster queue
+wc_host                  wildcard expression matching a host
+wc_hostgroup             wildcard expression matching a hostgroup
+wc_qinstance             wc_cqueue@wc_host
+wc_qdomain               wc_cqueue@wc_hostgroup
+wc_queue_list            wc_cqueue|wc_qdomain|wc_qinstance
+wc_queue_list            wc_queue[,wc_queue,...]
+"""
+
+#: Options that take an argument (qstat answers "-X option must have
+#: argument" when it is missing).
+_WITH_ARG = ("-explain", "-l", "-pe", "-q", "-qs", "-s", "-u", "-U", "-g")
+_FLAGS = ("-ext", "-f", "-ne", "-ncb", "-r", "-t", "-urg", "-pri", "-xml")
+_QUEUE_STATES = "acdosuACDES"
+_HOLD_KINDS = "uosdja"
+
+
+class CommandLineError(Exception):
+    """A bad command line: ``text`` goes to stderr, after the usage text
+    when ``usage`` is set; qstat exits 1."""
+
+    def __init__(self, text: str, usage: bool = False):
+        super().__init__(text)
+        self.text = text
+        self.usage = usage
+
+
+class Args:
+    """The parsed command line."""
+
+    def __init__(self) -> None:
+        self.flags: set[str] = set()
+        self.explain = ""
+        self.resources: list[str] | None = None  # -F [list]
+        self.group = ""  # -g c|d|t letters
+        self.jobs: list[str] | None = None  # -j [list]
+        self.pe: list[str] | None = None
+        self.queues: list[str] | None = None
+        self.queue_states = ""
+        self.states = ""
+        self.users: list[str] | None = None
+        self.help = False
+
+    @property
+    def full(self) -> bool:
+        return "-f" in self.flags or self.resources is not None or bool(self.explain)
+
+
+def _split(text: str) -> list[str]:
+    """A comma (or blank) separated list."""
+    return [w for w in text.replace(",", " ").split() if w]
+
+
+def parse_args(argv: list[str]) -> Args:
+    """qstat's command line (qstat_cmdline.c: an option's argument is the next
+    word; -F and -j take one only when it does not start with ``-``)."""
+    args = Args()
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if a == "-help":
+            args.help = True
+        elif a in _FLAGS:
+            args.flags.add(a)
+        elif a == "-F":
+            args.resources = []
+            if nxt is not None and not nxt.startswith("-"):
+                args.resources = _split(nxt)
+                i += 1
+        elif a == "-j":
+            args.jobs = []
+            if nxt is not None and not nxt.startswith("-"):
+                args.jobs = _split(nxt)
+                i += 1
+        elif a in _WITH_ARG:
+            if nxt is None:
+                raise CommandLineError(f"{a} option must have argument")
+            _apply(args, a, nxt)
+            i += 1
+        elif args.jobs is not None and not a.startswith("-"):
+            args.jobs = _split(a)  # qstat -j 1 2: the last list counts
+        else:
+            raise CommandLineError(f'invalid option argument "{a}"', usage=True)
+        i += 1
+    return args
+
+
+def _apply(args: Args, option: str, value: str) -> None:
+    """An option with its argument."""
+    if option == "-s":
+        args.states += _check_job_states(value)
+    elif option == "-g":
+        for letter in value:
+            if letter not in "cdt":
+                raise CommandLineError(f"wrong character '{letter}' for -g option")
+        args.group += value
+    elif option in ("-explain", "-qs"):
+        for letter in value:
+            if letter not in _QUEUE_STATES or (option == "-explain" and letter not in "acAE"):
+                raise CommandLineError(
+                    f"error: unknown queue state: {letter} found in string: {value}\n"
+                    f"unknown queue state: {letter} found in string: {value}")
+        if option == "-explain":
+            args.explain += value
+        else:
+            args.queue_states += value
+    elif option == "-u":
+        args.users = (args.users or []) + _split(value)
+    elif option == "-q":
+        args.queues = (args.queues or []) + _split(value)
+    elif option == "-pe":
+        args.pe = (args.pe or []) + _split(value)
+    # -l and -U are accepted; see the module docstring of the report.
+
+
+def _check_job_states(value: str) -> str:
+    """``-s {p|r|s|z|hu|ho|hs|hd|hj|ha|h|a}``: expanded to single letters,
+    holds as ``h`` + kind (``h`` alone = every hold, ``a`` = ``prsh``)."""
+    out = []
+    i = 0
+    while i < len(value):
+        c = value[i]
+        if c == "h":
+            if i + 1 < len(value) and value[i + 1] in _HOLD_KINDS:
+                out.append("h" + value[i + 1])
+                i += 1
+            else:
+                out.extend("h" + k for k in _HOLD_KINDS)
+        elif c == "a":
+            out.extend(["p", "r", "s"] + ["h" + k for k in _HOLD_KINDS])
+        elif c in "prsz":
+            out.append(c)
+        else:
+            raise CommandLineError("ERROR! wrong argument to -s option", usage=True)
+        i += 1
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------
+# selection
+
+
+def _is_running(task: dict) -> bool:
+    return bool(task.get("granted") or task.get("queue"))
+
+
+def _task_selected(job: dict, task: dict, states: str) -> bool:
+    """Whether ``-s`` keeps a task (an empty selection keeps all)."""
+    if not states:
+        return True
+    state = str(task.get("state", ""))
+    if _is_running(task):
+        suspended = any(c in state for c in "sST")
+        return ("s" in states) if suspended else ("r" in states)
+    if "p" in states:
+        return True
+    holds = job.get("holds", "h" if "h" in state else "")
+    return any(("h" + k) in states for k in holds)
+
+
+def _queue_matches(name: str, patterns: list[str]) -> bool:
+    """``wc_queue_list``: ``cq``, ``cq@host``, ``*@host`` with wildcards (a
+    queue domain ``cq@@hostgroup`` needs the host group: not matched here)."""
+    cq, _, host = name.partition("@")
+    for pattern in patterns:
+        pcq, at, phost = pattern.partition("@")
+        if phost.startswith("@"):
+            continue
+        if fnmatch.fnmatchcase(cq, pcq or "*") and (not at or fnmatch.fnmatchcase(host, phost or "*")):
+            return True
+    return False
+
+
+def select_jobs(jobs: list[dict], states: str, queues: set[str] | None) -> list[dict]:
+    """Jobs with only the tasks ``-s`` and ``-q`` keep (running tasks in
+    the selected queue instances; pending tasks are in no queue and stay);
+    jobs left without a task are dropped."""
+    def keep(job: dict, task: dict) -> bool:
+        return (_task_selected(job, task, states)
+                and (queues is None or not _is_running(task) or _granted_queue(task) in queues))
+
+    out = []
+    for job in jobs:
+        if not job.get("tasks"):
+            if keep(job, job):
+                out.append(job)
+            continue
+        kept = [t for t in job["tasks"] if keep(job, t)]
+        if kept:
+            job = dict(job)
+            job["tasks"] = kept
+            out.append(job)
+    return out
+
+
+def _granted_queue(task: dict) -> str | None:
+    granted = task.get("granted")
+    if granted:
+        return granted[0][0]
+    return task.get("queue")
+
+
+def select_queues(queues: list[dict], args: Args) -> list[dict]:
+    """Queue instances kept by ``-q``, ``-qs`` and ``-pe``."""
+    out = []
+    for q in queues:
+        if args.queues is not None and not _queue_matches(q["name"], args.queues):
+            continue
+        if args.queue_states and not any(c in (q.get("states") or "") for c in args.queue_states):
+            continue
+        if args.pe is not None:
+            offered = q.get("pe_list") or []
+            if not any(fnmatch.fnmatchcase(pe, pat) for pe in offered for pat in args.pe):
+                continue
+        out.append(q)
+    return out
+
+
+# --------------------------------------------------------------------------
+# output
+
+
+def _options(args: Args) -> qstat_out.Options:
+    width = qstat_out.QUEUE_WIDTH
+    if os.environ.get("SGE_LONG_QNAMES"):
+        try:
+            width = max(10, int(os.environ["SGE_LONG_QNAMES"]))
+        except ValueError:
+            pass
+    return qstat_out.Options(ext="-ext" in args.flags, pri="-pri" in args.flags,
+                             urg="-urg" in args.flags, tasks="-t" in args.flags,
+                             group_tasks="t" in args.group, expand_arrays="d" in args.group,
+                             resources="-r" in args.flags, queue_width=width)
+
+
+def _explained(queue: dict, explain: str, wanted: list[str] | None) -> dict:
+    """A queue dict as printed: its messages only for ``-explain`` of a state
+    it is in, its resources only those ``-F`` names."""
+    q = dict(queue)
+    states = q.get("states") or ""
+    if not any(c in states for c in explain):
+        q["messages"] = []
+    if wanted:
+        q["resources"] = [r for r in q.get("resources") or () if r[1] in wanted]
+    return q
+
+
+def cluster_summary(queues: list[dict]) -> list[dict]:
+    """``-g c``: per cluster queue (sge_cqueue_qstat.c): the slot-weighted
+    np_load_avg, slots used/reserved/total, and the slots of instances that
+    need manual intervention (cdsuE), are temporarily disabled (aoACDS) or
+    available (less the used ones)."""
+    out: dict[str, dict] = {}
+    counters = {"s": "suspend_manual", "A": "suspend_threshold", "S": "suspend_on_subordinate",
+                "C": "suspend_calendar", "u": "unknown", "a": "load_alarm",
+                "d": "disabled_manual", "D": "disabled_calendar", "c": "ambiguous",
+                "o": "orphaned", "E": "error"}
+    for q in queues:
+        name = q.get("cqueue") or q["name"].split("@")[0]
+        cq = out.setdefault(name, {"name": name, "used": 0, "resv": 0, "total": 0,
+                                   "available": 0, "temp_disabled": 0, "manual_intervention": 0,
+                                   "_load": 0.0, "_load_slots": 0, "_used_available": 0,
+                                   **{v: 0 for v in counters.values()}})
+        slots = int(q.get("total", 0))
+        used = int(q.get("used", 0))
+        cq["used"] += used
+        cq["resv"] += int(q.get("resv", 0))
+        cq["total"] += slots
+        np_load = q.get("np_load_avg")
+        if np_load is not None:
+            cq["_load"] += float(np_load) * slots
+            cq["_load_slots"] += slots
+        states = q.get("states") or ""
+        if any(c in states for c in "sudcE"):
+            cq["manual_intervention"] += slots
+        elif any(c in states for c in "aDoSCA"):
+            cq["temp_disabled"] += slots
+        else:
+            cq["available"] += slots
+            cq["_used_available"] += used
+        for letter, key in counters.items():
+            if letter in states:
+                cq[key] += slots
+    result = []
+    for cq in out.values():
+        cq["load"] = cq["_load"] / cq["_load_slots"] if cq["_load_slots"] else None
+        cq["available"] -= cq["_used_available"]
+        result.append(cq)
+    return result
+
+
+def _xml_cluster_summary(cqueues: list[dict]) -> str:
+    """``qstat -g c -xml``."""
+    out = ["<?xml version='1.0'?>\n",
+           '<job_info  xmlns:xsd="http://arc.liv.ac.uk/repos/darcs/sge/source/dist/'
+           'util/resources/schemas/qstat/qstat.xsd">\n']
+    for cq in cqueues:
+        out.append("  <cluster_queue_summary>\n")
+        out.append(f"    <name>{_esc(cq['name'])}</name>\n")
+        if cq["load"] is not None:
+            out.append(f"    <load>{cq['load']:.5f}</load>\n")
+        for key in ("used", "resv", "available", "total", "temp_disabled", "manual_intervention"):
+            out.append(f"    <{key}>{int(cq[key])}</{key}>\n")
+        out.append("  </cluster_queue_summary>\n")
+    out.append("</job_info>\n")
+    return "".join(out)
+
+
+def _esc(text) -> str:
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&apos;"))
+
+
+# --------------------------------------------------------------------------
+# qstat -j
+
+#: Scheduler message numbers (msg_schedd.h id - 47041) for ``-j -xml``.
+_MESSAGE_NUMBERS = (
+    ("dropped because it is overloaded", 27), ("All queues dropped", 28),
+    ("Job is in hold state", 33), ("dropped because it is full", 37),
+    ("dropped because it is suspended", 38), ("dropped because it is disabled", 39),
+    ("dropped because it is temporarily not available", 40),
+    ("because it only offers", 24),
+)
+
+
+def _message_number(text: str) -> int:
+    for fragment, number in _MESSAGE_NUMBERS:
+        if fragment in text:
+            return number
+    return 0
+
+
+def _xml_messages(messages: list[str], indent: str) -> str:
+    out = [f"{indent}<SME_global_message_list>\n"]
+    for m in messages:
+        out.append(f"{indent}  <element>\n"
+                   f"{indent}    <MES_message_number>{_message_number(m)}</MES_message_number>\n"
+                   f"{indent}    <MES_message>{_esc(m)}</MES_message>\n"
+                   f"{indent}  </element>\n")
+    out.append(f"{indent}</SME_global_message_list>\n")
+    return "".join(out)
+
+
+def _xml_job_detail(job: dict) -> str:
+    """One ``<element>`` of ``qstat -j -xml`` (the main JB_ fields of the
+    CULL dump, in its order)."""
+    i = "      "
+    out = [f"    <element>\n", f"{i}<JB_job_number>{job['job_number']}</JB_job_number>\n",
+           f"{i}<JB_ar>0</JB_ar>\n"]
+    if job.get("exec_file"):
+        out.append(f"{i}<JB_exec_file>{_esc(job['exec_file'])}</JB_exec_file>\n")
+    out.append(f"{i}<JB_submission_time>{int(job.get('submission_time') or 0)}</JB_submission_time>\n")
+    for tag, key in (("JB_owner", "owner"), ("JB_uid", "uid"), ("JB_group", "group"),
+                     ("JB_gid", "gid"), ("JB_account", "account")):
+        if job.get(key) is not None:
+            out.append(f"{i}<{tag}>{_esc(job[key])}</{tag}>\n")
+    out.append(f"{i}<JB_merge_stderr>{'true' if job.get('merge') else 'false'}</JB_merge_stderr>\n")
+    out.append(f"{i}<JB_notify>{'true' if job.get('notify') else 'false'}</JB_notify>\n")
+    out.append(f"{i}<JB_job_name>{_esc(job.get('job_name') or '')}</JB_job_name>\n")
+    out.append(f"{i}<JB_jobshare>0</JB_jobshare>\n")
+    if job.get("job_args"):
+        out.append(f"{i}<JB_job_args>\n")
+        for arg in job["job_args"]:
+            out.append(f"{i}  <element>\n{i}    <ST_name>{_esc(arg)}</ST_name>\n{i}  </element>\n")
+        out.append(f"{i}</JB_job_args>\n")
+    if job.get("script_file"):
+        out.append(f"{i}<JB_script_file>{_esc(job['script_file'])}</JB_script_file>\n")
+    out.append(f"{i}<JB_priority>{int(job.get('priority') or 0) + 1024}</JB_priority>\n")
+    start, end, step = job.get("array") or (1, 1, 1)
+    out.append(f"{i}<JB_ja_structure>\n{i}  <task_id_range>\n"
+               f"{i}    <RN_min>{start}</RN_min>\n{i}    <RN_max>{end}</RN_max>\n"
+               f"{i}    <RN_step>{step}</RN_step>\n{i}  </task_id_range>\n{i}</JB_ja_structure>\n")
+    out.append("    </element>\n")
+    return "".join(out)
+
+
+def show_jobs(args: Args) -> int:
+    """``qstat -j [job_list]``."""
+    reply = _ask({"op": "job_detail", "ids": args.jobs or []})
+    xml = "-xml" in args.flags
+    if not args.jobs:
+        summary = [(text, ids) for text, ids in reply.get("summary") or ()]
+        if xml:
+            sys.stdout.write(
+                "<?xml version='1.0'?>\n<message  xmlns:xsd=\"http://arc.liv.ac.uk/repos/darcs/"
+                "sge/source/dist/util/resources/schemas/qstat/message.xsd\">\n  <element>\n"
+                + _xml_messages(list(reply.get("global") or ()), "    ")
+                + "  </element>\n</message>\n")
+        else:
+            sys.stdout.write(qstat_out.format_scheduling_summary(list(reply.get("global") or ()),
+                                                                 summary))
+        return 0
+    jobs = reply.get("jobs") or []
+    missing = reply.get("missing") or []
+    if not jobs:
+        if xml:
+            sys.stdout.write("<?xml version='1.0'?>\n<unknown_jobs >\n" + "".join(
+                f"    <ST_name>{_esc(m)}</ST_name>\n" for m in missing) + "</unknown_jobs>\n")
+            return 0
+        sys.stderr.write(qstat_out.format_unknown_jobs(missing))
+        return 1
+    reasons = {int(k): v for k, v in (reply.get("reasons") or {}).items()}
+    global_info = list(reply.get("global") or ())
+    if xml:
+        messages = global_info + [m for j in jobs for m in reasons.get(int(j["job_number"]), ())]
+        sys.stdout.write(
+            "<?xml version='1.0'?>\n<detailed_job_info  xmlns:xsd=\"http://arc.liv.ac.uk/repos/"
+            "darcs/sge/source/dist/util/resources/schemas/qstat/detailed_job_info.xsd\">\n"
+            "  <djob_info>\n" + "".join(_xml_job_detail(j) for j in jobs) + "  </djob_info>\n"
+            "  <messages>\n    <element>\n" + _xml_messages(messages, "      ")
+            + "    </element>\n  </messages>\n</detailed_job_info>\n")
+        return 0
+    sys.stdout.write(qstat_out.format_job_details(jobs, global_info, reasons))
+    return 0
+
+
+# --------------------------------------------------------------------------
+
+
+def _ask(msg: dict) -> dict:
+    reply = call(msg)
+    if not reply.get("ok"):
+        sys.stderr.write(str(reply.get("error", "")) + "\n")
+        sys.exit(int(reply.get("rc", 1) or 1))
+    return reply
+
+
+def show_status(args: Args) -> int:
+    """The job listing, ``-f``/``-F``/``-explain``, ``-g c`` and their -xml."""
+    opts = _options(args)
+    xml = "-xml" in args.flags
+    need_queues = (args.full or "c" in args.group or args.queues is not None
+                   or args.queue_states or args.pe is not None)
+    request = {"op": "qstat_full" if need_queues else "qstat", "users": args.users}
+    if args.resources is not None:
+        request["resources"] = True
+    reply = _ask(request)
+    queue_info = reply.get("queue_info")
+    if need_queues:
+        queue_info = select_queues(list(queue_info or ()), args)
+        if not queue_info and (args.queues is not None or args.queue_states or args.pe is not None):
+            return 1  # Grid Engine prints nothing when no queue instance matches
+    if "c" in args.group:
+        cqueues = cluster_summary(queue_info or [])
+        if xml:
+            sys.stdout.write(_xml_cluster_summary(cqueues))
+        else:
+            sys.stdout.write(qstat_out.format_cluster_summary(cqueues, ext="-ext" in args.flags,
+                                                              queue_width=opts.queue_width))
+        return 0
+    names = {q["name"] for q in queue_info} if need_queues else None
+    jobs = select_jobs(list(reply.get("jobs") or ()), args.states, names)
+    if args.full:
+        queues = [_explained(q, args.explain, args.resources) for q in queue_info]
+        if "-ne" in args.flags:
+            busy = {qname for j in jobs for t in j.get("tasks") or ()
+                    for qname, _ in (t.get("granted") or ())}
+            queues = [q for q in queues if q["name"] in busy]
+        if xml:
+            sys.stdout.write(qstat_out.format_xml(jobs, queues, full=True, opts=opts))
+        else:
+            sys.stdout.write(qstat_out.format_full(queues, jobs, opts))
+        return 0
+    order = [q["name"] for q in queue_info] if need_queues else reply.get("queues")
+    if xml:
+        sys.stdout.write(qstat_out.format_xml(jobs, order, opts=opts))
+    else:
+        sys.stdout.write(qstat_out.format_job_list(jobs, order, opts))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parse_args(argv)
+    except CommandLineError as err:
+        sys.stderr.write((USAGE if err.usage else "") + err.text + "\n")
+        return 1
+    if args.help:
+        sys.stdout.write(USAGE)
+        return 0
+    if args.jobs is not None:
+        return show_jobs(args)
+    return show_status(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
