@@ -34,7 +34,7 @@ class InProcessExecd(ExecdLink):
         await self.execd.handle(msg)
 
 
-COALESCE_SECONDS = 0.002
+COALESCE_CHECKPOINTS = 3
 
 
 async def scheduler_loop(qm: Qmaster) -> None:
@@ -42,11 +42,12 @@ async def scheduler_loop(qm: Qmaster) -> None:
 
     A burst of events (a loop of qsub calls, many tasks ending at once) gives
     one pass: after a wake-up the loop lets the other tasks run for a moment
-    before it takes its snapshot.
+    (a few scheduling rounds) before it takes its snapshot.
     """
     while True:
         await qm.wake_scheduler.wait()
-        await trio.sleep(COALESCE_SECONDS)
+        for _ in range(COALESCE_CHECKPOINTS):  # let the other ready tasks add their events
+            await trio.lowlevel.checkpoint()
         qm.wake_scheduler = trio.Event()
         for job, task in qm.schedule():
             await qm.start_task(job, task)

@@ -17,7 +17,8 @@ SSTATE_AGAIN = 25
 SSTATE_APPERROR = 30
 SSTATE_FAILURE_AFTER_JOB = 100
 
-FAILED_TEXT = {
+# sge_status(5) / execution_states.c: the text after a ``failed`` code (qacct, qstat -j)
+FAILED_TEXT: dict[int, str] = {
     0: "",
     1: "assumedly before job",
     2: "on executing shepherd",
@@ -48,6 +49,11 @@ FAILED_TEXT = {
     28: "changing into working directory",
     29: "AFS setup",
     30: "application error returned",
+    31: "accessing sgepasswd file",
+    32: "entry is missing in sgepasswd file",
+    33: "wrong password",
+    34: "communicating with Grid Engine Helper Service",
+    35: "before job in Grid Engine Helper Service",
     36: "checking configured daemons",
     37: "qmaster enforced h_rt, h_cpu, or h_vmem limit",
     38: "adding supplementary group",

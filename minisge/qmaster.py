@@ -70,12 +70,20 @@ class Qmaster:
             self.jobs[job.number] = job
             self.last_job_id = max(self.last_job_id, job.number)
 
-    def save_job(self, job: Job) -> None:
+    def save_job(self, job: Job, sync: bool = True) -> None:
+        """Spool the job (or remove it once it is done).
+
+        ``sync=False`` for the transitions of running tasks (dispatch, end):
+        the write is still atomic, so a killed qmaster finds the old or the
+        new state, and either is recovered (the execd reports a task it
+        runs or ran; an end already in the accounting file is not written
+        twice); only an operating-system crash can lose it.
+        """
         if job.is_done():
             self.spool.delete_job(job.number)
             self.jobs.pop(job.number, None)
         else:
-            self.spool.write_job(job.number, _conv.unstructure(job))
+            self.spool.write_job(job.number, _conv.unstructure(job), sync=sync)
 
     def changed(self) -> None:
         """Something happened that may let a job start: wake the scheduler."""
@@ -334,7 +342,7 @@ class Qmaster:
             job.tasks[d.task_id] = task
             started.append((job, task))
         for job in {id(j): j for j, _ in started}.values():
-            self.save_job(job)
+            self.save_job(job, sync=False)
         return started
 
     async def send_to_execd(self, task: Task, msg: dict) -> None:
@@ -374,7 +382,7 @@ class Qmaster:
             job.tasks[task.task_id] = task
         if outcome.queue_error and task.master is not None:
             self.config.set_queue_error(task.master.qinstance, outcome.reason)
-        self.save_job(job)
+        self.save_job(job, sync=False)
         self.release_dependents(job)
         self.notify_waiters(job, dict(report, deleted=task.delete_requested, failed=outcome.failed,
                                       requeued=outcome.requeue and not task.delete_requested))

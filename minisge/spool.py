@@ -122,10 +122,12 @@ class QmasterSpool:
         the larger of this and the highest job id in the spool."""
         atomic_write(os.path.join(self.dir, "jobseqnum"), f"{n}\n", sync=False)
 
-    def write_job(self, job_id: int, data: dict) -> None:
+    def write_job(self, job_id: int, data: dict, sync: bool = True) -> None:
         p = os.path.join(self.dir, job_relpath(job_id))
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        atomic_write(p, json.dumps(data, separators=(",", ":")))
+        d = os.path.dirname(p)
+        if not os.path.isdir(d):
+            os.makedirs(d, exist_ok=True)
+        atomic_write(p, json.dumps(data, separators=(",", ":")), sync=sync)
 
     def delete_job(self, job_id: int) -> None:
         for p in (os.path.join(self.dir, job_relpath(job_id)), os.path.join(self.dir, "job_scripts", str(job_id))):

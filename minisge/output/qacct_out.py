@@ -53,47 +53,7 @@ NULL = "(NULL)"
 
 #: Texts of the ``failed`` codes (execution states; accounting(5) field 12),
 #: as qacct prints them after the code.  Code 23 has no text.
-FAILED_TEXT: dict[int, str] = {
-    0: "",
-    1: "assumedly before job",
-    2: "on executing shepherd",
-    3: "before writing config",
-    4: "before writing pid",
-    5: "on reading config file",
-    6: "setting processor set",
-    7: "before prolog",
-    8: "in prolog",
-    9: "before pestart",
-    10: "in pestart",
-    11: "before job",
-    12: "before pestop",
-    13: "in pestop",
-    14: "before epilog",
-    15: "in epilog",
-    16: "releasing processor set",
-    17: "through signal",
-    18: "shepherd returned error",
-    19: "before writing exit_status",
-    20: "found unexpected error file",
-    21: "in recognizing job",
-    22: "removed manually",
-    24: "migrating",
-    25: "rescheduling",
-    26: "opening input/output file",
-    27: "searching requested shell",
-    28: "changing into working directory",
-    29: "AFS setup",
-    30: "application error returned",
-    31: "accessing sgepasswd file",
-    32: "entry is missing in sgepasswd file",
-    33: "wrong password",
-    34: "communicating with Grid Engine Helper Service",
-    35: "before job in Grid Engine Helper Service",
-    36: "checking configured daemons",
-    37: "qmaster enforced h_rt, h_cpu, or h_vmem limit",
-    38: "adding supplementary group",
-    100: "assumedly after job",
-}
+from minisge.exit_rules import FAILED_TEXT  # noqa: E402  (one table for all)
 
 _STRING_FIELDS = frozenset(
     "qname hostname group owner job_name account project department granted_pe "
