@@ -290,17 +290,20 @@ class Execd:
         await self.report(report)
 
     def signal(self, job_id: int, task_id: int, sig: str) -> None:
+        """Signal the job's process group.  The ``signal`` file is written
+        first and the shepherd reads it after it has written ``job_pid``, so
+        a signal sent before the job's pid is known is not lost."""
         d = self.job_dir(job_id, task_id)
-        job_pid = _read_int(os.path.join(d, "job_pid"))
+        if not os.path.isdir(d):
+            return
         signum = getattr(signal, f"SIG{sig}", signal.SIGKILL)
+        shepherd.write_file(os.path.join(d, "signal"), f"{int(signum)}\n")
+        job_pid = _read_int(os.path.join(d, "job_pid"))
         if job_pid:
             try:
                 os.killpg(job_pid, signum)
             except ProcessLookupError:
                 pass
-        else:
-            # not exec'd yet: note it so the shepherd result counts as killed
-            pass
 
 
 def _read_int(path: str) -> int | None:

@@ -67,9 +67,20 @@ def job_argv(cfg: dict) -> list[str]:
 
 
 def write_file(path: str, text: str) -> None:
+    """Write with one write(2): the small result files are read only after the
+    shepherd has ended, except ``exit_status``, the end marker, which is
+    renamed into place (see :func:`write_marker`)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def write_marker(path: str, text: str) -> None:
+    """Atomically: a reader sees no file or the whole of it."""
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_file(tmp, text)
     os.rename(tmp, path)
 
 
@@ -148,6 +159,12 @@ def run(job_dir: str) -> None:
             _exec_job(cfg, w)
         os.close(w)
         write_file(os.path.join(job_dir, "job_pid"), f"{pid}\n")
+        # a signal the execd sent before the job's pid was known (qdel at once)
+        try:
+            with open(os.path.join(job_dir, "signal"), encoding="ascii") as f:
+                os.killpg(pid, int(f.read().strip() or signal.SIGKILL))
+        except (FileNotFoundError, ValueError, ProcessLookupError):
+            pass
         err = b""
         while True:
             chunk = os.read(r, 1024)
@@ -181,7 +198,7 @@ def run(job_dir: str) -> None:
         for name in USAGE_FIELDS:
             usage[name] = getattr(ru, name, 0)  # ru_ismrss is not in struct rusage
         write_file(os.path.join(job_dir, "usage"), format_usage(usage))
-        write_file(os.path.join(job_dir, "exit_status"), f"{failed}\n")
+        write_marker(os.path.join(job_dir, "exit_status"), f"{failed}\n")
         code = 0
     except BaseException as e:
         code = 1
