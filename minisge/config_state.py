@@ -10,6 +10,7 @@ message of a dispatched task.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Mapping
 
@@ -122,8 +123,22 @@ class ConfigState:
     def forbid_apperror(self) -> bool:
         return bool(self.global_conf.forbid_apperror)
 
+    def _config_key(self) -> tuple:
+        """Changes whenever a queue, host group or exec host is replaced
+        (the models are immutable: qconf replaces them), for the caches below."""
+        return (
+            tuple(map(id, self.cqueues.values())), tuple(self.cqueues),
+            tuple(map(id, self.hostgroups.values())), tuple(self.hostgroups),
+            tuple(map(id, self.exec_hosts.values())), tuple(self.exec_hosts),
+        )
+
     def group_members(self) -> dict[str, frozenset]:
-        return {n: hostgroup.resolve(self.hostgroups, n) for n in self.hostgroups}
+        key = (tuple(map(id, self.hostgroups.values())), tuple(self.hostgroups))
+        cached = getattr(self, "_groups_cache", None)
+        if cached is None or cached[0] != key:
+            groups = {n: hostgroup.resolve(self.hostgroups, n) for n in self.hostgroups}
+            self._groups_cache = cached = (key, groups)
+        return cached[1]
 
     def queue_instances(self) -> list[tuple[queue_conf.QueueConf, str]]:
         groups = self.group_members()
@@ -190,31 +205,12 @@ class ConfigState:
                 if t.granted_pe:
                     pe_used[t.granted_pe] = pe_used.get(t.granted_pe, 0) + t.slots
         qis = []
-        for conf, host in self.queue_instances():
-            name = f"{conf.qname}@{host}"
+        for static in self._static_qinstances():
+            name = static.name
             states = self.qi_states.get(name, "")
-            if host not in execds:
+            if static.host not in execds:
                 states += "u"
-            cv = dict(queue_conf.decode("complex_values", self.qvalue(conf, "complex_values", host)))
-            values = dict(cv)
-            values["qname"] = conf.qname
-            values["hostname"] = host
-            for lim in ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_fsize", "s_fsize",
-                        "h_data", "s_data", "h_stack", "s_stack", "h_core", "s_core", "h_rss", "s_rss"):
-                values[lim] = self.qvalue(conf, lim, host)
-            qis.append(
-                scheduler.QInstance(
-                    cqueue=conf.qname,
-                    host=host,
-                    seq_no=int(self.qvalue(conf, "seq_no", host)),
-                    slots=int(self.qvalue(conf, "slots", host)),
-                    used=used.get(name, 0),
-                    qtype=frozenset(queue_conf.decode("qtype", self.qvalue(conf, "qtype", host))),
-                    pe_list=tuple(queue_conf.decode("pe_list", self.qvalue(conf, "pe_list", host))),
-                    states=states,
-                    values=values,
-                )
-            )
+            qis.append(dataclasses.replace(static, used=used.get(name, 0), states=states))
         hosts = {}
         for h, eh in self.exec_hosts.items():
             if h == "global":
@@ -259,6 +255,36 @@ class ConfigState:
             global_values=dict(g.complex_values) if g else {},
             queue_sort_method="seqno",
         )
+
+    def _static_qinstances(self) -> list[scheduler.QInstance]:
+        """The configured part of every queue instance, cached until the
+        configuration changes (the scheduler pass runs on every event)."""
+        key = self._config_key()
+        cached = getattr(self, "_qi_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        out = []
+        for conf, host in self.queue_instances():
+            values = dict(queue_conf.decode("complex_values", self.qvalue(conf, "complex_values", host)))
+            values["qname"] = conf.qname
+            values["hostname"] = host
+            for lim in ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_fsize", "s_fsize",
+                        "h_data", "s_data", "h_stack", "s_stack", "h_core", "s_core", "h_rss", "s_rss"):
+                values[lim] = self.qvalue(conf, lim, host)
+            out.append(
+                scheduler.QInstance(
+                    cqueue=conf.qname,
+                    host=host,
+                    seq_no=int(self.qvalue(conf, "seq_no", host)),
+                    slots=int(self.qvalue(conf, "slots", host)),
+                    used=0,
+                    qtype=frozenset(queue_conf.decode("qtype", self.qvalue(conf, "qtype", host))),
+                    pe_list=tuple(queue_conf.decode("pe_list", self.qvalue(conf, "pe_list", host))),
+                    values=values,
+                )
+            )
+        self._qi_cache = (key, out)
+        return out
 
     # ------------------------------------------------------------ dispatch
     def start_message(self, job: Job, task: Task, script_path: str) -> dict:

@@ -49,8 +49,11 @@ async def scheduler_loop(qm: Qmaster) -> None:
         for _ in range(COALESCE_CHECKPOINTS):  # let the other ready tasks add their events
             await trio.lowlevel.checkpoint()
         qm.wake_scheduler = trio.Event()
-        for job, task in qm.schedule():
+        started = qm.schedule()
+        qm.flush()
+        for job, task in started:
             await qm.start_task(job, task)
+        await qm.send_acks()  # after the starts: the execd cleans up when it has time
         await trio.sleep(0)
 
 

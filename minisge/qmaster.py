@@ -60,6 +60,8 @@ class Qmaster:
         self.pending_reasons: dict[int, list[str]] = {}
         self.admin_uid = os.getuid()
         self.boot_time = clock()
+        self.dirty: dict[int, Job] = {}  # changed jobs flush() is to spool
+        self.acks: list[tuple[str, dict]] = []  # execd acknowledgements flush() is to send
 
     # ------------------------------------------------------------ loading
     def load(self) -> None:
@@ -341,9 +343,31 @@ class Qmaster:
             )
             job.tasks[d.task_id] = task
             started.append((job, task))
-        for job in {id(j): j for j, _ in started}.values():
-            self.save_job(job, sync=False)
+        for job, _ in started:
+            self.dirty[job.number] = job
         return started
+
+    def ack_task_end(self, host: str, job_id: int, task_id: int) -> None:
+        """Acknowledge an end to the execd once it is spooled (flush): only then
+        may the execd drop the task's directory."""
+        self.acks.append((host, {"op": "ack_end", "job_id": job_id, "task_id": task_id}))
+
+    def flush(self) -> None:
+        """Spool the jobs changed since the last flush: one atomic write each,
+        however many of its tasks started or ended.  Called by the scheduler
+        loop before it sends start messages, so a dispatch is on disk before
+        the task runs, and before it sends acks (:meth:`send_acks`)."""
+        dirty, self.dirty = self.dirty, {}
+        for job in dirty.values():
+            if job.number in self.jobs:
+                self.save_job(job, sync=False)
+
+    async def send_acks(self) -> None:
+        acks, self.acks = self.acks, []
+        for host, msg in acks:
+            link = self.execds.get(host)
+            if link is not None:
+                await link.send(msg)
 
     async def send_to_execd(self, task: Task, msg: dict) -> None:
         link = self.execds.get(task.master.host) if task.master else None
@@ -382,7 +406,10 @@ class Qmaster:
             job.tasks[task.task_id] = task
         if outcome.queue_error and task.master is not None:
             self.config.set_queue_error(task.master.qinstance, outcome.reason)
-        self.save_job(job, sync=False)
+        if job.is_done():
+            self.save_job(job)  # gone from the spool (an unlink) and from qstat
+        else:
+            self.dirty[job.number] = job  # spooled by flush(), with the pass's dispatches
         self.release_dependents(job)
         self.notify_waiters(job, dict(report, deleted=task.delete_requested, failed=outcome.failed,
                                       requeued=outcome.requeue and not task.delete_requested))

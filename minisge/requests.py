@@ -47,10 +47,9 @@ class RequestHandler:
         if msg.get("op") == "task_end":
             self.qm.task_finished(msg)
             # acknowledged even when unknown (already recorded before a restart),
-            # so the execd can drop the task's directory
-            link = self.qm.execds.get(msg.get("host"))
-            if link is not None:
-                await link.send({"op": "ack_end", "job_id": msg["job_id"], "task_id": msg["task_id"]})
+            # so the execd can drop the task's directory; sent once spooled
+            self.qm.ack_task_end(msg.get("host"), msg["job_id"], msg["task_id"])
+            self.qm.changed()
 
     # ------------------------------------------------------------ commands
     async def op_ping(self, req, peer: Credentials, send_more) -> dict:
