@@ -64,6 +64,27 @@ def centry_text_to_line(text: str, path: str) -> str:
     return " ".join(attrs[f].value for f in CENTRY_FIELDS)
 
 
+def _bad_value_kind(attr, value: str) -> str | None:
+    """The type word of Grid Engine's "is not a ... value" when ``value`` does
+    not fit ``attr``'s type (8.1.9 says "a integer"), else None."""
+    from minisge.formats import sge_types
+
+    t = str(attr.type)
+    try:
+        if t == "TIME":
+            sge_types.parse_time(value)
+        elif t == "MEMORY":
+            sge_types.parse_memory(value)
+        elif t in ("INT", "DOUBLE"):
+            sge_types.parse_number(value)
+        elif t == "BOOL":
+            if value.lower() not in ("true", "false", "1", "0", "t", "f", "yes", "no", "y", "n"):
+                return "boolean"
+    except sge_types.SpecifierError:
+        return {"TIME": "time", "MEMORY": "memory", "INT": "integer", "DOUBLE": "double"}[t]
+    return None
+
+
 class ConfigState:
     def __init__(self, spool: QmasterSpool, host: str):
         self.spool = spool
@@ -174,6 +195,9 @@ class ConfigState:
                     raise RequestError(f'Unable to run job: unknown resource "{name}"\nExiting.')
                 if attr.requestable == "NO":
                     raise RequestError(f'Unable to run job: denied: resource "{name}" is not requestable\nExiting.')
+                what = _bad_value_kind(attr, (req.get(kind) or {})[name])
+                if what:
+                    raise RequestError(f'Unable to run job: attribute "{attr.name}" is not a {what} value\nExiting.')
         pe = req.get("pe")
         if pe:
             import fnmatch
@@ -182,6 +206,9 @@ class ConfigState:
                 raise RequestError(
                     f'Unable to run job: job rejected: the requested parallel environment "{pe["name"]}" does not exist\nExiting.'
                 )
+        prj = req.get("project")
+        if prj and prj not in self.projects:
+            raise RequestError(f'Unable to run job: job rejected: the requested project "{prj}" does not exist\nExiting.')
         for q in req.get("hard_queues") or []:
             if not self._queue_pattern_exists(q):
                 raise RequestError(

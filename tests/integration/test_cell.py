@@ -235,6 +235,12 @@ def test_qsub_errors_are_grid_engines(cell):
     assert r.err == 'Unable to run job: job rejected: the requested parallel environment "nosuchpe" does not exist\nExiting.\n'
     r = cell.run("qsub", "-l", "nosuchres=1", "-b", "y", "/bin/true")
     assert r.err == 'Unable to run job: unknown resource "nosuchres"\nExiting.\n'
+    r = cell.run("qsub", "-l", "h_rt=abc", "-b", "y", "/bin/true")
+    assert r.err == 'Unable to run job: attribute "h_rt" is not a time value\nExiting.\n' and r.rc == 1
+    r = cell.run("qsub", "-l", "num_proc=abc", "-b", "y", "/bin/true")
+    assert r.err == 'Unable to run job: attribute "num_proc" is not a integer value\nExiting.\n'
+    r = cell.run("qsub", "-P", "nosuchproject", "-b", "y", "/bin/true")
+    assert r.err == 'Unable to run job: job rejected: the requested project "nosuchproject" does not exist\nExiting.\n'
     r = cell.run("qsub", "/nonexistent/script.sh")
     assert r.rc != 0 and "script.sh" in r.err
 
