@@ -125,19 +125,47 @@ def main() -> None:
         print(f"qstat, no jobs, per call:                     minisge {ms(ours_s)}"
               + (f"   Grid Engine {ms(peer_s)}   ratio {statistics.median(a / b for a, b in zip(ours_s, peer_s)):.2f}" if peer_s else ""))
 
+        # --- the floor: a bare interpreter on this machine, in the same go
+        bare = [run([sys.executable, "-I", "-S", "-c", "pass"], env)[0] for _ in range(args.calls)]
+        site = [run([sys.executable, "-c", "pass"], env)[0] for _ in range(args.calls)]
+        print(f"bare interpreter start (python -I -S -c pass / python -c pass): {ms(bare)} / {ms(site)}")
+        # the commands import the standard library only: under a faster
+        # interpreter (Debian's python3, from a plain, non-editable install)
+        plain = os.path.join(tmp, "site")
+        if os.path.exists("/usr/bin/python3") and subprocess.run(
+                [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", plain,
+                 os.path.dirname(os.path.dirname(os.path.abspath(__file__)))], capture_output=True).returncode == 0:
+            penv = dict(env, PYTHONPATH=plain)
+            sysq = [run(["/usr/bin/python3", "-S", "-m", "minisge.cli.qsub", "-h", "-b", "y", "/bin/true"], penv)
+                    for _ in range(args.calls)]
+            assert all(p.returncode == 0 for _, p in sysq), sysq[0][1].stderr
+            sys_bare = [run(["/usr/bin/python3", "-I", "-S", "-c", "pass"], env)[0] for _ in range(args.calls)]
+            subprocess.run([cmd("qdel"), "-u", "*"], env=env, capture_output=True)
+            print(f"qsub under /usr/bin/python3 -S (plain install): {ms([t for t, _ in sysq])}"
+                  f"   (that interpreter bare: {ms(sys_bare)})")
+        frozen = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "dist", "minisge", "minisge")
+        if os.path.exists(frozen):
+            fz = [run([frozen, "qsub", "-h", "-b", "y", "/bin/true"], env)[0] for _ in range(args.calls)]
+            subprocess.run([cmd("qdel"), "-u", "*"], env=env, capture_output=True)
+            print(f"qsub through the single binary (dist/minisge/minisge qsub):  {ms(fz)}")
+
         # --- dispatch latency
-        lat = []
+        lat, lat_after = [], []
         for i in range(10):
             out = os.path.join(tmp, f"lat{i}")
             t0 = time.time()
             run([cmd("qsub"), "-b", "y", "-o", out, "-j", "y", "/bin/sh", "-c", "'date +%s.%N'"], env)
+            t1 = time.time()
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
                 if os.path.exists(out) and os.path.getsize(out) > 0:
                     break
                 time.sleep(0.002)
-            lat.append(float(open(out).read().strip()) - t0)
-        print(f"dispatch latency, qsub start to job start (median of 10): {statistics.median(lat) * 1000:.0f} ms (max {max(lat) * 1000:.0f} ms)")
+            started = float(open(out).read().strip())
+            lat.append(started - t0)
+            lat_after.append(started - t1)
+        print(f"dispatch latency (median of 10): qsub start to job start {statistics.median(lat) * 1000:.0f} ms, "
+              f"qsub's exit to job start {statistics.median(lat_after) * 1000:.0f} ms (max {max(lat_after) * 1000:.0f} ms)")
 
         # --- throughput: a qsub loop, then one array
         base = records(acct)
