@@ -1,0 +1,44 @@
+"""What a finished task means for the job and the queue (sge_shepherd(8), SGE-FACTS §2)."""
+
+from minisge.exit_rules import failed_text, job_outcome
+
+
+def test_exit_0_finishes():
+    o = job_outcome({"failed": 0, "exit_status": 0}, False, False)
+    assert (o.failed, o.requeue, o.job_error, o.queue_error) == (0, False, False, False)
+
+
+def test_exit_99_requeues_unless_forbidden():
+    assert job_outcome({"exit_status": 99}, False, False).requeue
+    assert job_outcome({"exit_status": 99}, False, False).failed == 25
+    forbidden = job_outcome({"exit_status": 99}, True, False)
+    assert not forbidden.requeue and forbidden.failed == 0
+
+
+def test_exit_100_puts_the_job_in_error_unless_forbidden():
+    o = job_outcome({"exit_status": 100}, False, False)
+    assert o.job_error and o.failed == 30 and o.reason == "exit_status of job start = 100"
+    assert not job_outcome({"exit_status": 100}, False, True).job_error
+
+
+def test_killed_job_is_failed_100_assumedly_after_job():
+    o = job_outcome({"exit_status": 137, "signal": 9}, False, False)
+    assert o.failed == 100 and failed_text(100) == "assumedly after job"
+
+
+def test_h_rt_kill_is_failed_37():
+    assert job_outcome({"exit_status": 137, "signal": 9, "limit": "h_rt"}, False, False).failed == 37
+
+
+def test_prolog_failure_requeues_and_errors_the_queue():
+    o = job_outcome({"failed": 8, "error": "exit_status of prolog = 1"}, False, False)
+    assert o.requeue and o.queue_error and not o.job_error
+
+
+def test_output_file_problem_is_a_job_error():
+    o = job_outcome({"failed": 26}, False, False)
+    assert o.job_error and not o.queue_error
+
+
+def test_unknown_code_text():
+    assert failed_text(77) == "invalid execution state"

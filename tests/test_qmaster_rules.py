@@ -1,0 +1,57 @@
+"""The qmaster's submission rules, on a real spool without a daemon."""
+
+from __future__ import annotations
+
+import pytest
+
+from minisge.cell import Cell
+from minisge.cell_init import init_cell
+from minisge.config_state import RequestError
+from minisge.qmaster import Qmaster
+
+
+@pytest.fixture
+def qm(tmp_path):
+    cell = Cell(str(tmp_path / "root"))
+    init_cell(cell, "h1", slots=2, env={})
+    q = Qmaster(cell, "h1")
+    q.load()
+    return q
+
+
+REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}
+
+
+def test_a_cell_run_by_an_ordinary_user_accepts_that_user_alone(qm):
+    qm.config.cell_owner_only = True
+    qm.admin_uid = 1234
+    with pytest.raises(RequestError, match="accepts its jobs alone"):
+        qm.submit(dict(REQ), 4321, 4321)
+    assert qm.submit(dict(REQ), 1234, 1234)["job_id"] == 1
+
+
+def test_min_uid_of_the_global_configuration_decides_who_may_submit(qm):
+    qm.config.cell_owner_only = False
+    qm.config.global_conf = qm.config.global_conf.with_value("min_uid", "1000")
+    with pytest.raises(RequestError) as e:
+        qm.submit(dict(REQ), 0, 0)
+    assert str(e.value) == ("Unable to run job: job rejected: your user id 0 is lower than minimum user id 1000"
+                            " of cluster configuration\nExiting.")
+
+
+def test_a_submitted_job_is_spooled_before_the_answer_and_survives_a_reload(qm):
+    qm.config.cell_owner_only = False
+    jid = qm.submit(dict(REQ, hold=True), 0, 0)["job_id"]
+    again = Qmaster(qm.cell, "h1")
+    again.load()
+    assert again.jobs[jid].user_hold and again.last_job_id == jid
+
+
+def test_job_ids_go_on_after_the_highest_in_the_spool_even_if_jobseqnum_is_behind(qm):
+    qm.config.cell_owner_only = False
+    for _ in range(3):
+        qm.submit(dict(REQ, hold=True), 0, 0)
+    qm.spool.write_jobseqnum(1)  # as if its last write had been lost
+    again = Qmaster(qm.cell, "h1")
+    again.load()
+    assert again.submit(dict(REQ), 0, 0)["job_id"] == 4
