@@ -74,7 +74,10 @@ def cmd_start(args, cell: Cell) -> int:
     else:
         cmd = [sys.executable, "-m", "minisge.cli.minisge", "start", "--foreground", "--hostname", args.hostname]
     env = dict(os.environ, SGE_ROOT=cell.root, SGE_CELL=cell.name)
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, env=env)
+    # cwd "/": a daemon holds no directory, and "python -m" must not pick up
+    # a source tree in the current directory instead of the installed package
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                            env=env, cwd="/")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
