@@ -82,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         replies = protocol.iter_replies(sock, {"op": "submit", "request": req, "sync": sync})
         first = next(replies)
         if not first.get("ok"):
-            sys.stderr.write(first.get("error", "Unable to run job.") + "\n")
-            return first.get("rc", 1)
+            rc = first.get("rc", 1)
+            # "verification: found suitable queue(s)" (-w v) is news, not an error
+            (sys.stdout if rc == 0 else sys.stderr).write(first.get("error", "Unable to run job.") + "\n")
+            return rc
         sys.stdout.write(submit_options.submitted_message(first["job_id"], first["name"], first.get("array"), terse) + "\n")
         sys.stdout.flush()
         if not sync:

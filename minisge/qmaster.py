@@ -116,6 +116,9 @@ class Qmaster:
             )
         self.config.check_request(req)
         owner = user_name(uid)
+        verify = req.get("verify_level") or "n"
+        if verify in ("e", "v"):
+            self.verify_against_empty_cell(req, owner, uid, gid, verify)
         job_id = self.last_job_id + 1
         if job_id > 9999999:  # Grid Engine wraps its job ids
             job_id = 1
@@ -147,6 +150,26 @@ class Qmaster:
         log.info("job %d submitted by %s", job_id, owner)
         self.changed()
         return {"job_id": job_id, "name": job.name, "array": arr}
+
+    def verify_against_empty_cell(self, req: dict, owner: str, uid: int, gid: int, level: str) -> None:
+        """qsub -w e|v: could the job run if the cell were empty?  (qsub(1):
+        resources are assumed free, load and states are not looked at.)
+        ``e`` refuses a job that could not; ``v`` only reports and never submits."""
+        import dataclasses
+
+        probe = Job(number=0, name=req.get("job_name") or "", owner=owner, uid=uid, group="", gid=gid,
+                    submission_time=0.0, spec=req, pending=[1])
+        snap = self.config.snapshot({0: probe}, {h: None for h in self.config.exec_hosts})
+        snap = dataclasses.replace(snap, qinstances=tuple(dataclasses.replace(q, states="") for q in snap.qinstances))
+        plan = scheduler.schedule(snap)
+        if plan.dispatches:
+            if level == "v":
+                raise RequestError("verification: found suitable queue(s)", rc=0)
+            return
+        if level == "e":
+            raise RequestError("Unable to run job: error: no suitable queues\nExiting.")
+        reasons = "".join(f"{r}\n" for r in plan.reasons.get(0, [])[:1])
+        raise RequestError(f"Unable to run job: {reasons}verification: no suitable queues\nExiting.")
 
     def resolve_predecessors(self, refs: list[str], owner: str) -> list[int]:
         """``-hold_jid`` ids and names → the ids of jobs that still exist."""

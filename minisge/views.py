@@ -35,13 +35,7 @@ def _resource_contribution(qm: Qmaster, job: Job) -> tuple[float, list[tuple[str
     slots) plus every hard request (urgency × value × slots for a numeric
     complex, the urgency alone otherwise).  Returns the sum and the per-request
     contributions that ``qstat -r`` prints."""
-    complexes = getattr(qm.config, "complexes", None)
-    by_name: dict = {}
-    if complexes is not None:
-        for a in complexes.attrs:
-            by_name.setdefault(a.shortcut, a)
-        for a in complexes.attrs:
-            by_name[a.name] = a
+    by_name = qm.config.complex_index._by if getattr(qm.config, "complexes", None) is not None else {}
     slots = job.requested_slots()
 
     def urgency(attr) -> float:

@@ -241,6 +241,10 @@ def test_qsub_errors_are_grid_engines(cell):
     assert r.err == 'Unable to run job: attribute "num_proc" is not a integer value\nExiting.\n'
     r = cell.run("qsub", "-P", "nosuchproject", "-b", "y", "/bin/true")
     assert r.err == 'Unable to run job: job rejected: the requested project "nosuchproject" does not exist\nExiting.\n'
+    r = cell.run("qsub", "-w", "e", "-pe", "smp", str(cell.slots + 2), "-b", "y", "/bin/true")
+    assert (r.rc, r.err) == (1, "Unable to run job: error: no suitable queues\nExiting.\n")
+    r = cell.run("qsub", "-w", "v", "-b", "y", "/bin/true")
+    assert (r.rc, r.out) == (0, "verification: found suitable queue(s)\n")
     r = cell.run("qsub", "/nonexistent/script.sh")
     assert r.rc != 0 and "script.sh" in r.err
 
