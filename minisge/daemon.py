@@ -90,6 +90,7 @@ async def run_allinone(cell: Cell, host: str, task_status=trio.TASK_STATUS_IGNOR
             qm.config.register_execd(host)
             handler.shutdown = scope.cancel
             await nursery.start(execd.run)
+            qm.reconcile_host(host, set(execd.running))  # after execd.run's recovery of active_jobs
             nursery.start_soon(scheduler_loop, qm)
             listener = await protocol_trio.open_unix_listener(cell.socket_path)
             nursery.start_soon(trio.serve_listeners, protocol_trio.serving(handler), [listener])

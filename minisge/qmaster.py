@@ -115,6 +115,7 @@ class Qmaster:
                 f"Unable to run job: job rejected: this cell runs as user {user_name(self.admin_uid)} and accepts its jobs alone\nExiting."
             )
         self.config.check_request(req)
+        self.config.check_submitter(user_name(uid), group_name(gid), req)
         owner = user_name(uid)
         verify = req.get("verify_level") or "n"
         if verify in ("e", "v"):
@@ -391,6 +392,25 @@ class Qmaster:
             link = self.execds.get(host)
             if link is not None:
                 await link.send(msg)
+
+    def reconcile_host(self, host: str, known: set[tuple[int, int]]) -> None:
+        """An execd (re)registered knowing the tasks ``known`` (running, or ended
+        and not yet acknowledged).  A task this qmaster dispatched to it that it
+        does not know never started (the start message was lost with a crash):
+        it goes back to pending, to run once."""
+        for job in list(self.jobs.values()):
+            lost = [t for t in job.tasks.values()
+                    if t.state == RUNNING and t.master is not None and t.master.host == host
+                    and (job.number, t.task_id) not in known]
+            for t in lost:
+                log.warning("task %d.%d was never started on %s: back to pending", job.number, t.task_id, host)
+                del job.tasks[t.task_id]
+                if not t.delete_requested:
+                    job.pending.append(t.task_id)
+                    job.pending.sort()
+            if lost:
+                self.save_job(job)
+        self.changed()
 
     async def send_to_execd(self, task: Task, msg: dict) -> None:
         link = self.execds.get(task.master.host) if task.master else None

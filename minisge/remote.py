@@ -60,6 +60,19 @@ async def serve_execd(stream: trio.SocketStream, qm: Qmaster, handler: RequestHa
             return
         host = peer.name
         link = RemoteExecd(host, stream)
+        try:
+            # the execd's first message says which tasks it knows; only then is it
+            # given work, so no start message can cross the registration
+            with trio.fail_after(30):
+                first = await protocol_trio.recv_message(stream, decoder)
+        except (ProtocolError, trio.TooSlowError, trio.BrokenResourceError, trio.ClosedResourceError) as err:
+            log.warning("execd %s did not register: %s", host, err)
+            return
+        if not first or first.get("op") != "register":
+            log.warning("execd %s did not register: it sent %r", host, (first or {}).get("op"))
+            return
+        known = {(int(j), int(t)) for j, t in first.get("known") or []}
+        qm.reconcile_host(host, known)
         qm.execds[host] = link
         qm.config.register_execd(host)
         log.info("execd %s connected from %s", host, protocol_trio._address(stream))
@@ -83,8 +96,6 @@ async def _from_execd(qm: Qmaster, handler: RequestHandler, link: RemoteExecd, m
     if op == "task_end":
         msg["host"] = link.host
         await handler.execd_report(msg)
-    elif op == "register":
-        qm.changed()
     elif op == "load":
         values = msg.get("values")
         if isinstance(values, dict):
@@ -212,8 +223,8 @@ class ExecdClient:
                 self.relays.clear()
 
     async def _serve(self, conn) -> None:
-        running = [list(k) for k in self.execd.running]
-        await self._send({"op": "register", "running": running})
+        known = sorted(set(self.execd.running) | set(self.execd.finished_unacked()))
+        await self._send({"op": "register", "known": [list(k) for k in known]})
         # what ended while we were apart
         for key in list(self.execd.finished_unacked()):
             report = read_results(self.execd.job_dir(*key))

@@ -55,3 +55,19 @@ def test_job_ids_go_on_after_the_highest_in_the_spool_even_if_jobseqnum_is_behin
     again = Qmaster(qm.cell, "h1")
     again.load()
     assert again.submit(dict(REQ), 0, 0)["job_id"] == 4
+
+
+def test_a_task_its_execd_does_not_know_goes_back_to_pending_once(qm):
+    qm.config.cell_owner_only = False
+    qm.execds["h1"] = object()  # a registered execd (the snapshot needs the host up)
+    jid = qm.submit(dict(REQ), 0, 0)["job_id"]
+    started = qm.schedule()
+    assert [(j.number, t.task_id) for j, t in started] == [(jid, 1)]
+    qm.flush()
+    qm.reconcile_host("h1", known={(jid, 1)})  # the execd runs it: nothing changes
+    assert 1 in qm.jobs[jid].tasks
+    qm.reconcile_host("h1", known=set())  # the start message was lost with a crash
+    assert qm.jobs[jid].pending == [1] and not qm.jobs[jid].tasks
+    again = Qmaster(qm.cell, "h1")
+    again.load()
+    assert again.jobs[jid].pending == [1]
