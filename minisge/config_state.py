@@ -215,6 +215,14 @@ class ConfigState:
                     f'Unable to run job: Job was rejected because job requests unknown queue "{q}"\nExiting.'
                 )
 
+    def check_submitter(self, user: str, group: str, req: dict) -> None:
+        """sge_conf(5) user_lists/xuser_lists of the global configuration: who
+        may use the cluster at all; Grid Engine refuses the others at submission."""
+        gconf = self.global_conf
+        if not access_list.has_access(user, (group,), gconf.user_lists, gconf.xuser_lists, self.usersets):
+            host = (req.get("o_env") or {}).get("SGE_O_HOST") or self.host
+            raise RequestError(f"Unable to run job: job rejected: {user}@{host} is not allowed to submit jobs\nExiting.")
+
     def _queue_pattern_exists(self, pattern: str) -> bool:
         import fnmatch
 
@@ -244,7 +252,9 @@ class ConfigState:
                 continue
             hosts[h] = scheduler.HostInfo(name=h, load=self.load_values.get(h, {}), values=dict(eh.complex_values))
         pes = {
-            n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule) for n, pe in self.pes.items()
+            n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule, tuple(pe.user_lists),
+                            tuple(pe.xuser_lists), pe.job_is_first_task)
+            for n, pe in self.pes.items()
         }
         # No pass can start more tasks of one job than there are free slots
         # (nor more than its -tc allows): only that many of a job's pending
@@ -270,6 +280,8 @@ class ConfigState:
                         queues=tuple(spec.get("hard_queues") or ()),
                         pe=(pe["name"], tuple(job.pe_ranges)) if pe else None,
                         held=job.held,
+                        project=spec.get("project") or None,
+                        group=job.group,
                     )
                 )
         g = self.exec_hosts.get("global")
@@ -281,6 +293,51 @@ class ConfigState:
             pes=pes,
             global_values=dict(g.complex_values) if g else {},
             queue_sort_method="seqno",
+            acls=self.usersets,
+            quotas=self.quota_context(jobs) if any(r.enabled for r in self.rqs.values()) else None,
+        )
+
+    def quota_context(self, jobs: Mapping[int, Job]):
+        """What resource quota evaluation needs (minisge.quota.QuotaContext):
+        the sets, access lists, host groups, the numbers ``$complex`` in a
+        dynamic limit reads on each host (load, host and global complex
+        values), and the queue instances every running task holds."""
+        from minisge import quota
+        from minisge.formats.sge_types import SpecifierError, parse_number
+
+        def numbers(*layers) -> dict[str, float]:
+            out: dict[str, float] = {}
+            for layer in layers:
+                for k, v in layer.items():
+                    try:
+                        out[k] = parse_number(str(v))
+                    except SpecifierError:
+                        pass
+            return out
+
+        g = self.exec_hosts.get("global")
+        gvalues = dict(g.complex_values) if g else {}
+        host_values = {
+            h: numbers(gvalues, dict(eh.complex_values), self.load_values.get(h, {}))
+            for h, eh in self.exec_hosts.items() if h != "global"
+        }
+        running = []
+        for job in jobs.values():
+            requests = dict(job.spec.get("hard_resources") or {})
+            for t in job.tasks.values():
+                for i, gr in enumerate(t.granted):
+                    running.append(quota.QuotaRequest(
+                        user=job.owner, project=job.spec.get("project") or None,
+                        pe=t.granted_pe or None, cqueue=gr.cqueue, host=gr.host, slots=gr.slots,
+                        requests=requests, master=i == 0, group=job.group or None,
+                    ))
+        return quota.QuotaContext(
+            sets=tuple(self.rqs[n] for n in sorted(self.rqs)),
+            complexes=self.complex_index,
+            acls={n: tuple(a.entries) for n, a in self.usersets.items()},
+            hostgroups={n: tuple(sorted(m)) for n, m in self.group_members().items()},
+            host_values=host_values,
+            running=tuple(running),
         )
 
     def _static_qinstances(self) -> list[scheduler.QInstance]:
@@ -307,6 +364,8 @@ class ConfigState:
                     used=0,
                     qtype=frozenset(queue_conf.decode("qtype", self.qvalue(conf, "qtype", host))),
                     pe_list=tuple(queue_conf.decode("pe_list", self.qvalue(conf, "pe_list", host))),
+                    **{attr: tuple(queue_conf.decode(attr, self.qvalue(conf, attr, host)))
+                       for attr in ("user_lists", "xuser_lists", "projects", "xprojects")},
                     values=values,
                 )
             )
@@ -325,7 +384,7 @@ class ConfigState:
         req_rt = (spec.get("hard_resources") or {}).get("h_rt")
         if req_rt:
             limit = min(limit, parse_time(req_rt))
-        hostfile = "".join(f"{g.host} {g.slots} {g.qinstance} UNDEFINED\n" for g in task.granted)
+        hostfile = self.pe_hostfile(task)
         return {
             "op": "start",
             "job_id": job.number,
@@ -335,7 +394,7 @@ class ConfigState:
             "gid": job.gid,
             "spec": spec,
             "queue": m.cqueue,
-            "slots": task.slots,
+            "slots": task.slots - self.master_task_slot(task),
             "nhosts": len({g.host for g in task.granted}),
             "nqueues": len(task.granted),
             "pe": task.granted_pe or None,
@@ -346,7 +405,66 @@ class ConfigState:
             "script_file": script_path,
             "restarted": task.restarted,
             "h_rt": None if limit == float("inf") else limit,
+            "processors": self.qvalue(conf, "processors", m.host),
+            "procedures": self.procedures(conf, m.host, task.granted_pe),
+            "forbid_reschedule": self.forbid_reschedule,
+            "forbid_apperror": self.forbid_apperror,
         }
+
+    def procedures(self, conf, host: str, pe_name: str | None) -> dict:
+        """The prolog, epilog and PE procedures of a task: ``{step: {"command",
+        "user"}}`` for those configured.  queue_conf(5): the queue's prolog
+        and epilog override the execution host's local configuration, which
+        overrides the global one (sge_conf(5)); sge_pe(5) start_proc_args and
+        stop_proc_args of the granted PE."""
+        out: dict = {}
+        for step in ("prolog", "epilog"):
+            method = sge_conf.parse_method(self.qvalue(conf, step, host))
+            if method is None:
+                for layer in (self.host_conf_of(host), self.global_conf):
+                    method = getattr(layer, step, None) if layer is not None else None
+                    if method is not None:
+                        break
+            if method is not None:
+                out[step] = {"command": method.command, "user": method.user}
+        pe = self.pes.get(pe_name) if pe_name else None
+        if pe is not None:
+            for step, args in (("pe_start", pe.start_proc_args), ("pe_stop", pe.stop_proc_args)):
+                if args is not None:
+                    out[step] = {"command": args.command, "user": args.user}
+        return out
+
+    def host_conf_of(self, host: str):
+        """The host-local configuration (sge_conf(5), ``common/local_conf/<host>``
+        as qconf -mconf writes it) of ``host``, or None."""
+        path = os.path.join(self.spool.cell.common, "local_conf", host)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        from minisge.spool import strip_header
+
+        return sge_conf.parse(strip_header(text), path, name=host)
+
+    def master_task_slot(self, task: Task) -> int:
+        """sge_pe(5) job_is_first_task FALSE: the job script is no parallel
+        task, and the scheduler reserved one more slot in the master queue
+        for it; 1 then, else 0."""
+        pe = self.pes.get(task.granted_pe) if task.granted_pe else None
+        return 1 if pe is not None and not pe.job_is_first_task else 0
+
+    def pe_hostfile(self, task: Task) -> str:
+        """sge_pe(5) $pe_hostfile: a line per granted queue instance, master
+        first: ``host slots queue@host UNDEFINED``; the slots are the parallel
+        tasks' (the master task's extra slot is not one), so they add up to NSLOTS."""
+        extra = self.master_task_slot(task)
+        lines = []
+        for i, g in enumerate(task.granted):
+            n = g.slots - (extra if i == 0 else 0)
+            if n > 0:
+                lines.append(f"{g.host} {n} {g.qinstance} UNDEFINED\n")
+        return "".join(lines)
 
     def set_queue_error(self, qinstance: str, reason: str) -> None:
         self.add_qi_state(qinstance, "E")

@@ -108,6 +108,17 @@ def build_task_config(msg: dict, host: str, cell: Cell, job_dir: str) -> dict:
         env["JOB_SCRIPT"] = spec["command"]
     else:
         env["JOB_SCRIPT"] = msg["script_file"]
+    pe_out = pe_output_path("o", spec, cwd, is_dir=os.path.isdir, **ctx) if msg.get("pe") else None
+    pe_err = pe_output_path("e", spec, cwd, is_dir=os.path.isdir, **ctx) if msg.get("pe") else None
+    owner = {"uid": msg["uid"], "gid": msg["gid"]}
+    variables = procedure_variables(msg, host, cell, job_dir, name=name, task=task, stdin=stdin,
+                                    stdout=stdout, stderr=stderr, merge=merge)
+    # sge_pe(5): $stdout_path/$stderr_path of the PE procedures are their own files
+    pe_variables = dict(variables, stdout_path=pe_out, stderr_path=pe_err)
+    procedures = {
+        step: resolve_procedure(p, owner)
+        for step, p in (msg.get("procedures") or {}).items() if p
+    }
     return {
         "job_id": job_id,
         "task_id": task_id,
@@ -128,7 +139,80 @@ def build_task_config(msg: dict, host: str, cell: Cell, job_dir: str) -> dict:
         "env": env,
         "tmpdir": tmpdir,
         "pe_hostfile": msg.get("pe_hostfile"),
+        "pe": msg.get("pe"),
+        "pe_stdout_path": pe_out,
+        "pe_stderr_path": pe_err,
+        "procedures": procedures,
+        "variables": variables,
+        "pe_variables": pe_variables,
+        "forbid_reschedule": bool(msg.get("forbid_reschedule")),
+        "forbid_apperror": bool(msg.get("forbid_apperror")),
     }
+
+
+def pe_output_path(kind: str, spec: dict, workdir: str, *, is_dir, job_id: int, task_id: int | None,
+                   user: str, home: str, hostname: str) -> str:
+    """Where the PE start/stop procedures write (sge_pe(5), exec_job.c): the
+    job's -o/-e path when it names a file, else ``REQUEST.poJID`` /
+    ``REQUEST.peJID`` in that directory or the working directory."""
+    key = "stdout_path" if kind == "o" else "stderr_path"
+    chosen = submit_options.select_path(spec.get(key) or [], hostname)
+    name = submit_options.default_output_name("p" + kind, spec["job_name"], job_id, task_id)
+    if not chosen:
+        return workdir.rstrip("/") + "/" + name
+    path = submit_options.expand_path(chosen, job_id=job_id, task_id=task_id, job_name=spec["job_name"],
+                                      user=user, home=home, hostname=hostname)
+    if not path.startswith("/"):
+        path = workdir.rstrip("/") + "/" + path
+    return path.rstrip("/") + "/" + name if is_dir(path) else path
+
+
+def procedure_variables(msg: dict, host: str, cell: Cell, job_dir: str, *, name: str, task: int | None,
+                        stdin: str, stdout: str, stderr: str, merge: bool) -> dict:
+    """The values of the special variables of procedure command lines
+    (sge_conf(5) prolog, sge_pe(5) start_proc_args): as Grid Engine 8.1.9
+    gives them, e.g. ``$ja_task_id`` 0 for a job that is no array and
+    ``$processors`` the queue's value (``UNDEFINED`` by default)."""
+    values = {
+        "host": host,
+        "job_owner": msg["owner"],
+        "job_id": str(msg["job_id"]),
+        "job_name": name,
+        "queue": msg["queue"],
+        "processors": msg.get("processors") or "UNDEFINED",
+        "sge_cell": cell.name,
+        "sge_root": cell.root,
+        "stdin_path": stdin,
+        "stdout_path": stdout,
+        "stderr_path": stderr,
+        "merge_stderr": "1" if merge else "0",
+        "ja_task_id": str(task or 0),
+    }
+    for stream in ("stdin", "stdout", "stderr"):  # no file staging in minisge
+        values.update({f"fs_{stream}_host": "", f"fs_{stream}_path": "", f"fs_{stream}_tmp_path": "",
+                       f"fs_{stream}_file_staging": "0"})
+    if msg.get("pe"):
+        values.update(pe=msg["pe"], pe_slots=str(msg.get("slots", 1)),
+                      pe_hostfile=os.path.join(job_dir, "pe_hostfile"))
+    return values
+
+
+def resolve_procedure(proc: dict, owner: dict) -> dict:
+    """A procedure's command with the ids it runs under: the ``user@``
+    prefix's, or the job owner's (queue_conf(5) prolog)."""
+    user = proc.get("user")
+    out = {"command": proc["command"], "user": user}
+    if not user:
+        return dict(out, uid=owner["uid"], gid=owner["gid"])
+    try:
+        pw = pwd.getpwnam(user)
+    except KeyError:
+        return dict(out, error=f'can\'t get password entry for user "{user}". Either the user does not exist or NIS error!')
+    try:
+        groups = os.getgrouplist(user, pw.pw_gid)
+    except OSError:
+        groups = [pw.pw_gid]
+    return dict(out, uid=pw.pw_uid, gid=pw.pw_gid, groups=groups)
 
 
 def read_results(job_dir: str) -> dict:
@@ -202,6 +286,8 @@ class Execd:
         elif op == "signal":
             self.signal(msg["job_id"], msg["task_id"], msg.get("signal", "KILL"))
         elif op == "ack_end":
+            if (msg["job_id"], msg["task_id"]) in self.running:
+                return  # the ack of an earlier run of a re-queued task: this run is another
             d = self.job_dir(msg["job_id"], msg["task_id"])
             shutil.rmtree(d, ignore_errors=True)
 
@@ -210,7 +296,11 @@ class Execd:
         if key in self.running:
             return
         d = self.job_dir(*key)
-        if os.path.exists(os.path.join(d, "config")):
+        if os.path.exists(os.path.join(d, "exit_status")):
+            # an earlier run of a re-queued task (exit 99, a failed prolog) whose
+            # end the qmaster has recorded but not yet acknowledged
+            shutil.rmtree(d, ignore_errors=True)
+        elif os.path.exists(os.path.join(d, "config")):
             return  # already started once (a repeated start message)
         os.makedirs(d, exist_ok=True)
         cfg = build_task_config(msg, self.host, self.cell, d)

@@ -60,8 +60,14 @@ FAILED_TEXT: dict[int, str] = {
     100: "assumedly after job",
 }
 
-# failures the job itself is to blame for: the job goes to error state (Eqw)
-_JOB_ERRORS = {26, 27, 28, 29, 30}
+# The general failure each shepherd state means (reaper_execd.c, SoGE 8.1.9
+# as observed): the job is to blame → error state (Eqw); the queue (or the
+# host) → re-queue and error state for the queue instance (or all of the
+# host's); pe_stop → the queue's error state alone.
+_JOB_ERRORS = frozenset({26, 27, 28, 29, 30, 32, 33, 35, 38})
+_HOST_ERRORS = frozenset({7, 36})
+_QUEUE_ERRORS_REQUEUE = frozenset({6, 8, 9, 10, 14, 15})
+_QUEUE_ERRORS_NO_RERUN = frozenset({12, 13})
 
 
 class Outcome(NamedTuple):
@@ -70,32 +76,47 @@ class Outcome(NamedTuple):
     job_error: bool  # the task goes into error state (Eqw)
     queue_error: bool  # the queue instance goes into error state (E)
     reason: str  # the error reason shown by qstat -j
+    host_error: bool = False  # every queue instance on the host goes into error state
 
 
 def failed_text(code: int) -> str:
     return FAILED_TEXT.get(code, "invalid execution state")
 
 
+def queue_error_message(cqueue: str, job_id: int, host: str) -> str:
+    """What ``qstat -explain E`` shows for a queue instance a job's failure
+    put into error state (msg 33571, as Grid Engine 8.1.9 prints it)."""
+    return f"queue {cqueue} marked QERROR as result of job {job_id}'s failure at host {host}"
+
+
 def job_outcome(report: dict, forbid_reschedule: bool, forbid_apperror: bool, deleted: bool = False) -> Outcome:
-    """Apply the exit-code rules to an execd's report of a finished task.
+    """Apply the exit-code rules to an execd's report of a finished task
+    (sge_shepherd(8), queue_conf(5) prolog/epilog, sge_pe(5); qmaster
+    sge_job_exit; man/man5/minisge_exit_codes.5).
 
     ``report`` carries ``failed`` (the shepherd's state), ``exit_status``,
-    ``signal`` and, for failures, ``error``.
+    ``signal`` and, for failures, ``error`` (the first line of the shepherd's
+    error file).  The shepherd has already turned job exit 99/100 into
+    states 25/30 unless FORBID_RESCHEDULE/FORBID_APPERROR; a report without
+    that (an older shepherd) gets the same rule here.
     """
     failed = int(report.get("failed", 0))
     status = int(report.get("exit_status", 0))
     sig = int(report.get("signal", 0))
     error = report.get("error", "")
     if failed:
+        reason = error or failed_text(failed)
         if failed in _JOB_ERRORS:
-            return Outcome(failed, False, True, False, error or failed_text(failed))
-        if failed in (8, 10, 15, 7):  # prolog / pestart / epilog failures
-            return Outcome(failed, True, False, True, error or failed_text(failed))
-        if failed == 13:
-            return Outcome(failed, False, False, True, error or failed_text(failed))
-        if failed <= 11:
-            return Outcome(failed, True, False, False, error or failed_text(failed))
-        return Outcome(failed, False, False, False, error or failed_text(failed))
+            return Outcome(failed, False, True, False, reason)
+        if failed in _HOST_ERRORS:
+            return Outcome(failed, True, False, True, reason, host_error=True)
+        if failed in _QUEUE_ERRORS_REQUEUE:
+            return Outcome(failed, True, False, True, reason)
+        if failed in _QUEUE_ERRORS_NO_RERUN:
+            return Outcome(failed, False, False, True, reason)
+        if failed <= 11 or failed == SSTATE_AGAIN:
+            return Outcome(failed, True, False, False, reason)
+        return Outcome(failed, False, False, False, reason)
     if report.get("limit") == "h_rt":
         return Outcome(37, False, False, False, "")
     if sig or deleted:

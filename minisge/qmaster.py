@@ -338,7 +338,7 @@ class Qmaster:
                 elif action == "c":
                     self.config.remove_qi_state(qi, "E")
                     self.config.qi_messages.pop(qi, None)
-                    lines.append(f'{caller}@{host_of_caller} cleared error state of queue "{qi}"')
+                    lines.append(f'{caller}@{host_of_caller} changed state of "{qi}" (no error)')
                 else:
                     lines.append(f"qmod -{action} is not supported yet")
                     rc = 1
@@ -441,14 +441,19 @@ class Qmaster:
         if outcome.requeue and not task.delete_requested:
             job.pending.append(task.task_id)
             job.pending.sort()
-            job.restarted_pending[task.task_id] = task.restarted + 1
+            # Rq and RESTARTED=1 only for a reschedule (exit 99); a re-queue after a
+            # queue or host failure leaves the job as it was (qw), as in 8.1.9
+            job.restarted_pending[task.task_id] = task.restarted + (1 if outcome.failed == exit_rules.SSTATE_AGAIN else 0)
         elif outcome.job_error and not task.delete_requested:
             task.state = ERROR
             task.error_reason = outcome.reason
             task.granted = []
             job.tasks[task.task_id] = task
         if outcome.queue_error and task.master is not None:
-            self.config.set_queue_error(task.master.qinstance, outcome.reason)
+            m = task.master
+            qis = self.config.match_qinstances(f"*@{m.host}") if outcome.host_error else [m.qinstance]
+            for qi in qis:
+                self.config.set_queue_error(qi, exit_rules.queue_error_message(qi.split("@")[0], job.number, m.host))
         if job.is_done():
             self.save_job(job)  # gone from the spool (an unlink) and from qstat
         else:

@@ -108,3 +108,21 @@ class RequestHandler:
     async def op_qmod(self, req, peer: Credentials, send_more) -> dict:
         out, rc = await self.qm.qmod(req, peer.uid)
         return ok_reply(lines=out, rc=rc)
+
+    async def op_qquota(self, req, peer: Credentials, send_more) -> dict:
+        """qquota(1): the usage of the enabled resource quota sets, as rows
+        the command prints (minisge.quota.report); the selection defaults
+        to the calling user."""
+        from minisge import quota
+        from minisge.qmaster import user_name
+
+        def names(key: str) -> tuple:
+            return tuple(str(x) for x in (req.get(key) or ()))
+
+        query = quota.QquotaQuery(
+            users=names("users"), projects=names("projects"), pes=names("pes"),
+            queues=names("queues"), hosts=names("hosts"), resources=names("resources"),
+        )
+        ctx = self.qm.config.quota_context(self.qm.jobs)
+        rows = quota.report(ctx, query, user_name(peer.uid))
+        return ok_reply(rows=quota.rows_to_wire(rows))

@@ -3,39 +3,149 @@
 Grid Engine's sge_shepherd(8) runs as a process of its own per job, so a job
 outlives an execd restart.  minisge keeps that property without paying an
 interpreter start per job: the execd *forks* the shepherd (no exec), the
-shepherd calls ``setsid``, forks the job (which drops to the job owner's
-uid/gid and execs the shell or binary), waits for it with ``wait4`` and
-writes its results as files into the job's directory under the execd spool
-(``active_jobs/<job>.<task>/``), as Grid Engine's shepherd does:
+shepherd calls ``setsid`` and runs, as sge_shepherd(8) does, up to five
+children one after the other: the queue's **prolog**, the PE's **start
+procedure**, the **job**, the PE's **stop procedure** and the **epilog**.
+Each child drops to its user (the job owner, or the ``user@`` prefix of a
+procedure) and execs its command line directly: the special variables
+(``$job_id``, ``$pe_hostfile``, ...) are put into the words of the command
+line, never through a shell, so a job named ``x;rm`` stays one argument.
+
+The results are files in the job's directory under the execd spool
+(``active_jobs/<job>.<task>/``), as Grid Engine's shepherd writes them:
 
 ``pid``          the shepherd's pid
 ``job_pid``      the job's pid (also its process group)
-``exit_status``  the shepherd's failure state (``failed``), 0 when the job ran
-``usage``        ``key=value`` lines: exit_status, signal, start_time,
-                 end_time, ru_wallclock, ru_utime, ru_stime, ru_maxrss, ...
-``error``        the first failure's message, when there was one
+``exit_status``  the end marker: the shepherd's state (accounting ``failed``)
+                 of the *first* failure, 0 when all went well
+``usage``        ``key=value`` lines of the job: exit_status, signal,
+                 start_time, end_time, ru_wallclock, ru_utime, ru_stime, ...
+``error``        one line per failure, ``MM/DD/YYYY HH:MM:SS [euid:pid]:
+                 message``; the execd reports the first
 
-The execd learns of the end through a pidfd and reads the files; after a
-restart it finds finished jobs by their ``exit_status`` file.  The config is
-the JSON file ``config`` written by the execd before the fork.
+The exit codes of the children (sge_shepherd(8), queue_conf(5), sge_pe(5),
+SGE-FACTS.md §1-2; man/man5/minisge_exit_codes.5): 0 is success; 99 from
+any of them asks for a reschedule (state 25; from the job only unless
+FORBID_RESCHEDULE), 100 for the job error state (30; from the job only
+unless FORBID_APPERROR); any other non-zero exit of a procedure is its
+"failed" state (8 prolog, 10 pe_start, 13 pe_stop, 15 epilog), while the
+job's other exit codes are just its exit status.  A failure stops what
+follows but the epilog, which still runs (unless the prolog could not even
+be started), and the PE stop procedure, which runs when the PE start
+procedure did.
 
-Pure helpers (command-line construction, the usage file) are kept apart from
-``run()``, which is only ever called in the forked child.
+The config is the JSON file ``config`` written by the execd before the fork
+(:func:`minisge.execd.build_task_config`).  Pure helpers (command-line
+construction, variable expansion, the usage file) are kept apart from
+:func:`run`, which is only ever called in the forked child.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
+from typing import NamedTuple
 
-# failed codes (SGE-FACTS §1b)
+from minisge.formats.sge_conf import PROLOG_EPILOG_VARIABLES
+from minisge.formats.sge_pe import PROC_VARIABLES
+
+# failed codes (SGE-FACTS §1b, execution_states.h)
+SSTATE_BEFORE_PROLOG = 7
+SSTATE_PROLOG_FAILED = 8
+SSTATE_BEFORE_PESTART = 9
+SSTATE_PESTART_FAILED = 10
 SSTATE_BEFORE_JOB = 11
+SSTATE_BEFORE_PESTOP = 12
+SSTATE_PESTOP_FAILED = 13
+SSTATE_BEFORE_EPILOG = 14
+SSTATE_EPILOG_FAILED = 15
+ESSTATE_NO_EXITSTATUS = 19
+SSTATE_AGAIN = 25
 SSTATE_OPEN_OUTPUT = 26
 SSTATE_NO_SHELL = 27
 SSTATE_NO_CWD = 28
-ESSTATE_NO_EXITSTATUS = 19
+SSTATE_APPERROR = 30
+
+# sge_shepherd(8): the exit codes that mean "reschedule" and "job error"
+RESCHEDULE_EXIT_STATUS = 99
+APPERROR_EXIT_STATUS = 100
+
+
+class Step(NamedTuple):
+    """One of the procedures around the job (sge_shepherd(8))."""
+
+    name: str  # as the error message names it: exit_status of <name> = N
+    before: int  # the state when it could not be started
+    failed: int  # the state when it exited with another code than 0, 99, 100
+    variables: frozenset  # the $variables its command line may use
+
+
+# prolog/epilog may use sge_conf(5)'s prolog variables; the PE procedures
+# sge_pe(5)'s (which add $pe_hostfile, $pe, $pe_slots, $sge_cell, $sge_root).
+_PE_VARIABLES = frozenset(PROC_VARIABLES)
+STEPS = {
+    "prolog": Step("prolog", SSTATE_BEFORE_PROLOG, SSTATE_PROLOG_FAILED, PROLOG_EPILOG_VARIABLES),
+    "pe_start": Step("pe_start", SSTATE_BEFORE_PESTART, SSTATE_PESTART_FAILED, _PE_VARIABLES),
+    "pe_stop": Step("pe_stop", SSTATE_BEFORE_PESTOP, SSTATE_PESTOP_FAILED, _PE_VARIABLES),
+    "epilog": Step("epilog", SSTATE_BEFORE_EPILOG, SSTATE_EPILOG_FAILED, PROLOG_EPILOG_VARIABLES),
+}
+
+_VARIABLE = re.compile(r"\$([A-Za-z0-9_]*)")
+
+
+class VariableError(Exception):
+    """A command line names a variable its procedure may not use."""
+
+
+def expand_command(command: str, values: dict, allowed) -> list[str]:
+    """The argv of a procedure's command line (queue_conf(5) prolog, sge_pe(5)).
+
+    The line is split into words at blanks first, then each ``$name`` in a
+    word is replaced by its value: a value is never split nor given to a
+    shell, so ``$job_name`` of a job named ``x; rm -rf ~`` is one inert
+    argument.  A name is the longest run of letters, digits and ``_`` (Grid
+    Engine's replace_params); one the procedure may not use, or one without
+    a value, is an error with Grid Engine's message.
+    """
+
+    def value(m: re.Match) -> str:
+        name = m.group(1)
+        if not name:
+            raise VariableError("variables need at least one character")
+        if name not in allowed:
+            raise VariableError(f'unknown variable "{name}"')
+        if values.get(name) is None:
+            raise VariableError(f'can\'t get configuration value for "{name}"')
+        return str(values[name])
+
+    return [_VARIABLE.sub(value, word) for word in command.split()]
+
+
+def error_line(message: str, now: float | None = None) -> str:
+    """A line of the ``error`` file: ``MM/DD/YYYY HH:MM:SS [euid:pid]: message``
+    (the shepherd's shepherd_error, sge_ctime format, local time)."""
+    stamp = time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(now))
+    return f"{stamp} [{os.geteuid()}:{os.getpid()}]: {message}\n"
+
+
+def step_state(step: Step, status: int) -> int:
+    """The shepherd state for a procedure that exited with ``status`` != 0:
+    99 reschedule, 100 job error, anything else the procedure's failure."""
+    return {RESCHEDULE_EXIT_STATUS: SSTATE_AGAIN, APPERROR_EXIT_STATUS: SSTATE_APPERROR}.get(status, step.failed)
+
+
+def job_state(status: int, forbid_reschedule: bool, forbid_apperror: bool) -> int:
+    """The shepherd state after the job exited with ``status``: 99 and 100 are
+    failures unless sge_conf(5) qmaster_params FORBID_RESCHEDULE /
+    FORBID_APPERROR; every other exit code is just the job's exit status."""
+    if status == RESCHEDULE_EXIT_STATUS and not forbid_reschedule:
+        return SSTATE_AGAIN
+    if status == APPERROR_EXIT_STATUS and not forbid_apperror:
+        return SSTATE_APPERROR
+    return 0
 
 USAGE_FIELDS = (
     "ru_maxrss", "ru_ixrss", "ru_ismrss", "ru_idrss", "ru_isrss", "ru_minflt",
@@ -97,74 +207,132 @@ def parse_usage(text: str) -> dict[str, str]:
     return out
 
 
+
 def _open_output(path: str, flags: int = os.O_WRONLY | os.O_CREAT | os.O_APPEND) -> int:
     return os.open(path, flags, 0o644)
 
 
-def _exec_job(cfg: dict, errpipe_w: int) -> None:
-    """In the job child: become the owner, set up files and exec. Never returns."""
+class Child(NamedTuple):
+    """What one child of the shepherd is: who runs what, where, with which files."""
+
+    argv: list
+    env: dict
+    uid: int
+    gid: int
+    groups: list
+    cwd: str
+    stdin_path: str
+    stdout_path: str
+    stderr_path: str
+    merge: bool
+    exec_state: int  # the failed state when the exec itself fails
+    owner: tuple  # (uid, gid, groups) of the job owner, who opens the files
+
+
+def _exec_child(child: Child, errpipe_w: int) -> None:
+    """In the forked child: its own process group, the working directory and
+    the three files opened as the job owner (a ``user@`` procedure writes to
+    the job's files too), then the child's own ids, default signals, exec.
+    Never returns; a failure goes to the shepherd through ``errpipe_w`` as
+    ``state message``."""
+    stage = SSTATE_BEFORE_JOB
+    root = os.getuid() == 0
     try:
         os.setpgid(0, 0)
-        uid, gid = cfg["uid"], cfg["gid"]
-        if os.getuid() == 0:
-            os.setgroups(cfg.get("groups") or [gid])
-            os.setgid(gid)
-            os.setuid(uid)
+        if root:
+            uid, gid, groups = child.owner
+            os.setgroups(groups or [gid])
+            os.setegid(gid)
+            os.seteuid(uid)
         stage = SSTATE_NO_CWD
-        os.chdir(cfg["cwd"])
+        os.chdir(child.cwd)
         stage = SSTATE_OPEN_OUTPUT
-        stdin_path = cfg.get("stdin_path") or "/dev/null"
-        fd_in = os.open(stdin_path, os.O_RDONLY)
-        fd_out = _open_output(cfg["stdout_path"])
-        fd_err = fd_out if cfg.get("merge") else _open_output(cfg["stderr_path"])
+        fd_in = os.open(child.stdin_path or "/dev/null", os.O_RDONLY)
+        fd_out = _open_output(child.stdout_path)
+        fd_err = fd_out if child.merge else _open_output(child.stderr_path)
         os.dup2(fd_in, 0)
         os.dup2(fd_out, 1)
         os.dup2(fd_err, 2)
         for fd in {fd_in, fd_out, fd_err}:
             if fd > 2:
                 os.close(fd)
-        stage = SSTATE_NO_SHELL
-        argv = job_argv(cfg)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2, signal.SIGCHLD):
+        stage = child.exec_state
+        if root:
+            os.seteuid(0)
+            os.setgroups(child.groups or [child.gid])
+            os.setgid(child.gid)
+            os.setuid(child.uid)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2,
+                    signal.SIGCHLD, signal.SIGHUP):
             try:
                 signal.signal(sig, signal.SIG_DFL)
             except (OSError, ValueError):
                 pass
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        os.execve(argv[0], argv, cfg["env"])
+        os.execve(child.argv[0], child.argv, child.env)
     except BaseException as e:  # report to the shepherd and die
         try:
-            os.write(errpipe_w, f"{locals().get('stage', SSTATE_BEFORE_JOB)} {e}".encode()[:1000])
+            what = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            if stage == SSTATE_NO_CWD:
+                msg = f'error: can\'t chdir to {child.cwd}: {what}'
+            elif stage == SSTATE_OPEN_OUTPUT:
+                msg = f"can't open file {getattr(e, 'filename', '') or child.stdout_path}: {what}"
+            else:
+                msg = f"execvp({child.argv[0]}) failed: {what}" if child.argv else str(e)
+            os.write(errpipe_w, f"{stage} {msg}".encode(errors="replace")[:1000])
         finally:
             os._exit(127)
 
 
-def run(job_dir: str) -> None:
-    """The shepherd proper, in the forked child. Never returns."""
-    code = 1
-    try:
-        os.setsid()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_IGN)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        with open(os.path.join(job_dir, "config"), encoding="utf-8") as f:
-            cfg = json.load(f)
-        write_file(os.path.join(job_dir, "pid"), f"{os.getpid()}\n")
+class Shepherd:
+    """The run sequence of one task (sge_shepherd(8)), in the forked shepherd."""
+
+    def __init__(self, job_dir: str, cfg: dict):
+        self.dir = job_dir
+        self.cfg = cfg
+        self.failed = 0  # the first failure's state
+        self.job_status: int | None = None  # the job's exit status once it ran
+        self.usage: dict | None = None
+
+    # ------------------------------------------------------------ results
+    def path(self, name: str) -> str:
+        return os.path.join(self.dir, name)
+
+    def fail(self, state: int, message: str) -> None:
+        """shepherd_error: record a failure. The first one decides the
+        ``failed`` state and the reason; every message goes to ``error``."""
+        if not self.failed:
+            self.failed = state
+        fd = os.open(self.path("error"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, error_line(message).encode(errors="replace"))
+        finally:
+            os.close(fd)
+
+    def signalled(self) -> bool:
+        """Did the execd ask for the job's end (qdel) before the job started?"""
+        return os.path.exists(self.path("signal"))
+
+    # ------------------------------------------------------------ children
+    def child(self, argv: list, env: dict, who: dict, stdout: str, stderr: str, exec_state: int) -> Child:
+        cfg = self.cfg
+        return Child(argv=argv, env=env, uid=who["uid"], gid=who["gid"], groups=who.get("groups") or [],
+                     cwd=cfg["cwd"], stdin_path=cfg.get("stdin_path") or "/dev/null",
+                     stdout_path=stdout, stderr_path=stderr, merge=bool(cfg.get("merge")), exec_state=exec_state,
+                     owner=(cfg["uid"], cfg["gid"], cfg.get("groups") or []))
+
+    def spawn(self, child: Child, on_pid=None) -> tuple[int, object, str]:
+        """Fork and exec ``child``, wait for it: (wait status, rusage, setup
+        error text as ``state message``, empty when it exec'd)."""
         r, w = os.pipe()
         os.set_inheritable(w, False)
-        start = time.time()
         pid = os.fork()
         if pid == 0:
             os.close(r)
-            _exec_job(cfg, w)
+            _exec_child(child, w)
         os.close(w)
-        write_file(os.path.join(job_dir, "job_pid"), f"{pid}\n")
-        # a signal the execd sent before the job's pid was known (qdel at once)
-        try:
-            with open(os.path.join(job_dir, "signal"), encoding="ascii") as f:
-                os.killpg(pid, int(f.read().strip() or signal.SIGKILL))
-        except (FileNotFoundError, ValueError, ProcessLookupError):
-            pass
+        if on_pid is not None:
+            on_pid(pid)
         err = b""
         while True:
             chunk = os.read(r, 1024)
@@ -178,16 +346,66 @@ def run(job_dir: str) -> None:
                 break
             except InterruptedError:
                 continue
+        return status, ru, err.decode(errors="replace")
+
+    def run_procedure(self, name: str) -> int:
+        """Run the prolog, pe_start, pe_stop or epilog if configured: 0 when
+        it is not or succeeded, ``before`` when it could not be started,
+        ``failed`` when it exited non-zero (its state is recorded)."""
+        proc = (self.cfg.get("procedures") or {}).get(name)
+        if not proc:
+            return 0
+        step = STEPS[name]
+        if proc.get("error"):  # e.g. the user@ prefix names no user
+            self.fail(step.before, proc["error"])
+            return step.before
+        try:
+            key = "pe_variables" if name.startswith("pe_") else "variables"
+            argv = expand_command(proc["command"], self.cfg.get(key) or {}, step.variables)
+        except VariableError as e:
+            self.fail(step.before, str(e))
+            return step.before
+        env = dict(self.cfg["env"])
+        if self.job_status is not None:  # after the job: PE stop and epilog (submit(1))
+            env["SGE_JOBEXIT_STAT"] = str(self.job_status)
+        if name.startswith("pe_"):
+            out, err = self.cfg["pe_stdout_path"], self.cfg["pe_stderr_path"]
+        else:
+            out, err = self.cfg["stdout_path"], self.cfg["stderr_path"]
+        status, _, setup_error = self.spawn(self.child(argv, env, proc, out, err, step.before))
+        if setup_error:
+            state, _, msg = setup_error.partition(" ")
+            self.fail(int(state) if state.isdigit() else step.before, msg)
+            return step.before
+        code = exit_code(status)
+        if code == 0:
+            return 0
+        self.fail(step_state(step, code), f"exit_status of {name} = {code}")
+        return step.failed
+
+    def run_job(self) -> None:
+        """Start the job itself, wait for it, keep its usage; exit 99/100
+        are failures as :func:`job_state` says."""
+        cfg = self.cfg
+        job_pid_path = self.path("job_pid")
+
+        def started(pid: int) -> None:
+            write_file(job_pid_path, f"{pid}\n")
+            # a signal the execd sent before the job's pid was known (qdel at once)
+            try:
+                with open(self.path("signal"), encoding="ascii") as f:
+                    os.killpg(pid, int(f.read().strip() or signal.SIGKILL))
+            except (FileNotFoundError, ValueError, ProcessLookupError):
+                pass
+
+        child = self.child(job_argv(cfg), cfg["env"], cfg, cfg["stdout_path"], cfg["stderr_path"], SSTATE_NO_SHELL)
+        start = time.time()
+        status, ru, setup_error = self.spawn(child, started)
         end = time.time()
-        failed = 0
-        if err:
-            stage, _, msg = err.decode(errors="replace").partition(" ")
-            failed = int(stage) if stage.isdigit() else SSTATE_BEFORE_JOB
-            write_file(os.path.join(job_dir, "error"), msg + "\n")
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-        exit_status = 128 + sig if sig else os.WEXITSTATUS(status)
-        usage = {
-            "exit_status": exit_status,
+        code = exit_code(status)
+        self.usage = {
+            "exit_status": code,
             "signal": sig,
             "start_time": f"{start:.6f}",
             "end_time": f"{end:.6f}",
@@ -196,11 +414,66 @@ def run(job_dir: str) -> None:
             "ru_stime": f"{ru.ru_stime:.6f}",
         }
         for name in USAGE_FIELDS:
-            usage[name] = getattr(ru, name, 0)  # ru_ismrss is not in struct rusage
-        write_file(os.path.join(job_dir, "usage"), format_usage(usage))
-        write_marker(os.path.join(job_dir, "exit_status"), f"{failed}\n")
+            self.usage[name] = getattr(ru, name, 0)  # ru_ismrss is not in struct rusage
+        if setup_error:
+            state, _, msg = setup_error.partition(" ")
+            self.fail(int(state) if state.isdigit() else SSTATE_BEFORE_JOB, msg)
+            return
+        self.job_status = code
+        state = job_state(code, bool(cfg.get("forbid_reschedule")), bool(cfg.get("forbid_apperror")))
+        if state:
+            self.fail(state, f"exit_status of job start = {code}")
+
+    # ------------------------------------------------------------ the sequence
+    def run_sequence(self) -> None:
+        """prolog → PE start → job → PE stop → epilog (shepherd.c main).
+
+        A failed prolog skips PE start, job and PE stop; a failed PE start
+        skips the job; the PE stop procedure runs whenever the PE start
+        procedure could be started, and the epilog runs unless the prolog
+        could not be started.  A qdel during the prolog skips the job."""
+        prolog = self.run_procedure("prolog")
+        if not prolog and not self.signalled():
+            is_pe = bool(self.cfg.get("pe"))
+            pe_start = self.run_procedure("pe_start") if is_pe else 0
+            if not pe_start and not self.signalled():
+                self.run_job()
+            if is_pe and pe_start != SSTATE_BEFORE_PESTART:
+                self.run_procedure("pe_stop")
+        if prolog != SSTATE_BEFORE_PROLOG:
+            self.run_procedure("epilog")
+
+    def finish(self) -> None:
+        """Write ``usage`` (zeros when the job never ran) and the end marker."""
+        usage = self.usage or {"exit_status": 0, "signal": 0, "start_time": "0", "end_time": "0", "ru_wallclock": "0"}
+        write_file(self.path("usage"), format_usage(usage))
+        write_marker(self.path("exit_status"), f"{self.failed}\n")
+
+
+def exit_code(status: int) -> int:
+    """A wait status as Grid Engine reports it: the exit code, or 128 + the
+    signal number when a signal ended the process (accounting(5))."""
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def run(job_dir: str) -> None:
+    """The shepherd proper, in the forked child. Never returns."""
+    code = 1
+    try:
+        os.setsid()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_IGN)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        with open(os.path.join(job_dir, "config"), encoding="utf-8") as f:
+            cfg = json.load(f)
+        write_file(os.path.join(job_dir, "pid"), f"{os.getpid()}\n")
+        shepherd = Shepherd(job_dir, cfg)
+        shepherd.run_sequence()
+        shepherd.finish()
         code = 0
-    except BaseException as e:
+    except BaseException:
         code = 1
         try:
             import traceback

@@ -400,6 +400,13 @@ def _pe_range_text(spec: dict) -> str | None:
     return format_ranges(pe["ranges"])
 
 
+def _path_list(entries) -> list | None:
+    """qsub's -o/-e entries (``{"host", "path"}``) as qstat_out's (host, path) pairs."""
+    if not entries:
+        return None
+    return [(e["host"], e["path"]) if isinstance(e, dict) else e for e in entries]
+
+
 def detail_dict(job: Job) -> dict:
     """A job for ``qstat -j`` (keys of qstat_out.format_job_detail)."""
     s = job.spec
@@ -426,8 +433,8 @@ def detail_dict(job: Job) -> dict:
         "mail_list": s.get("mail_list") or None,
         "notify": bool(s.get("notify")),
         "job_name": job.name,
-        "stdout_path_list": s.get("stdout_path") or None,
-        "stderr_path_list": s.get("stderr_path") or None,
+        "stdout_path_list": _path_list(s.get("stdout_path")),
+        "stderr_path_list": _path_list(s.get("stderr_path")),
         "priority": job.priority,
         "hard_queue_list": s.get("hard_queues") or None,
         "soft_queue_list": s.get("soft_queues") or None,

@@ -42,3 +42,29 @@ def test_output_file_problem_is_a_job_error():
 
 def test_unknown_code_text():
     assert failed_text(77) == "invalid execution state"
+
+
+def test_prolog_that_could_not_start_errors_every_queue_of_the_host():
+    o = job_outcome({"failed": 7, "error": 'unknown variable "job_pid"'}, False, False)
+    assert o.requeue and o.queue_error and o.host_error
+
+
+def test_pe_stop_failure_errors_the_queue_without_requeue():
+    o = job_outcome({"failed": 13, "exit_status": 4}, False, False)
+    assert o.queue_error and not o.requeue and not o.job_error
+
+
+def test_epilog_failure_requeues_and_errors_the_queue():
+    o = job_outcome({"failed": 15, "exit_status": 5}, False, False)
+    assert o.requeue and o.queue_error and not o.host_error
+
+
+def test_reschedule_from_a_procedure_requeues_without_queue_error():
+    o = job_outcome({"failed": 25, "error": "exit_status of prolog = 99"}, False, False)
+    assert o.requeue and not o.queue_error and o.reason == "exit_status of prolog = 99"
+
+
+def test_queue_error_message_is_grid_engines():
+    from minisge.exit_rules import queue_error_message
+
+    assert queue_error_message("all.q", 5, "node1") == "queue all.q marked QERROR as result of job 5's failure at host node1"

@@ -1,0 +1,114 @@
+"""Parallel jobs and access lists through the real daemons: one qmaster and
+two execds posing as hosts node1 and node2 (2 slots each), configured with qconf."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from cellutil import Cell, ensure_user
+
+pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="root only (jobs run as test users)")
+
+SCRIPT = """#!/bin/sh
+cat "$PE_HOSTFILE"
+echo "NSLOTS=$NSLOTS NHOSTS=$NHOSTS NQUEUES=$NQUEUES PE=$PE"
+"""
+
+
+def _pe_file(cell: Cell, name: str, rule: str, first_task: str = "TRUE") -> str:
+    path = os.path.join(cell.dir, name + ".pe")
+    with open(path, "w") as f:
+        f.write(f"pe_name {name}\nslots 99\nuser_lists NONE\nxuser_lists NONE\n"
+                "start_proc_args NONE\nstop_proc_args NONE\n"
+                f"allocation_rule {rule}\ncontrol_slaves FALSE\njob_is_first_task {first_task}\n"
+                "urgency_slots min\naccounting_summary FALSE\nqsort_args NONE\n")
+    return path
+
+
+@pytest.fixture
+def two_hosts():
+    c = Cell(host="master")
+    c.minisge("init", "--hostname", "master", "--slots", "2")
+    with open(os.path.join(c.qmaster_spool, "hostgroups", "@allhosts"), "w") as f:
+        f.write("group_name @allhosts\nhostlist node1 node2\n")
+    c.spawn("qmaster", "--hostname", "master", log="qmaster.log")
+    c.wait_for(lambda: os.path.exists(os.path.join(c.qmaster_spool, "qmaster.pid")), what="qmaster")
+    for h in ("node1", "node2"):
+        c.spawn("execd", "--hostname", h, "--qmaster", "127.0.0.1", log=f"execd-{h}.log")
+    messages = os.path.join(c.qmaster_spool, "messages")
+    for h in ("node1", "node2"):
+        c.wait_for(lambda: f"execd {h} connected" in open(messages).read(), what=f"execd {h}")
+    for name, rule in (("rr", "$round_robin"), ("fill", "$fill_up")):
+        r = c.run("qconf", "-Ap", _pe_file(c, name, rule))
+        assert r.rc == 0, r
+    r = c.run("qconf", "-mattr", "queue", "pe_list", "make smp rr fill", "all.q")
+    assert r.rc == 0, r
+    try:
+        yield c
+    finally:
+        c.cleanup()
+
+
+def _run_pe_job(cell: Cell, pe: str, slots: str) -> list[str]:
+    user = ensure_user("msgeuser1").pw_name
+    out = os.path.join(cell.work, f"{pe}.out")
+    job = cell.submit("-pe", pe, slots, "-j", "y", "-o", out, user=user, input=SCRIPT)
+    cell.wait_records(job)
+    cell.wait_for(lambda: os.path.exists(out) and "NSLOTS" in open(out).read(), what="job output")
+    return open(out).read().splitlines()
+
+
+def test_round_robin_job_gets_a_slot_per_host_in_turn(two_hosts):
+    lines = _run_pe_job(two_hosts, "rr", "3")
+    assert lines == [
+        "node1 2 all.q@node1 UNDEFINED",
+        "node2 1 all.q@node2 UNDEFINED",
+        "NSLOTS=3 NHOSTS=2 NQUEUES=2 PE=rr",
+    ]
+
+
+def test_fill_up_job_fills_the_first_host_then_the_next(two_hosts):
+    lines = _run_pe_job(two_hosts, "fill", "3")
+    assert lines == [
+        "node1 2 all.q@node1 UNDEFINED",
+        "node2 1 all.q@node2 UNDEFINED",
+        "NSLOTS=3 NHOSTS=2 NQUEUES=2 PE=fill",
+    ]
+
+
+def test_a_range_gets_the_most_slots_there_are(two_hosts):
+    lines = _run_pe_job(two_hosts, "fill", "2-")
+    assert lines[-1] == "NSLOTS=4 NHOSTS=2 NQUEUES=2 PE=fill"
+
+
+def test_job_is_first_task_false_books_the_master_task_slot(two_hosts):
+    r = two_hosts.run("qconf", "-Mp", _pe_file(two_hosts, "fill", "$fill_up", first_task="FALSE"))
+    assert r.rc == 0, r
+    lines = _run_pe_job(two_hosts, "fill", "2")
+    # the master queue on node1 holds the job script's slot and one task
+    assert lines == [
+        "node1 1 all.q@node1 UNDEFINED",
+        "node2 1 all.q@node2 UNDEFINED",
+        "NSLOTS=2 NHOSTS=2 NQUEUES=2 PE=fill",
+    ]
+
+
+def test_a_user_in_xuser_lists_stays_pending_with_the_reason(two_hosts):
+    user = ensure_user("msgeuser1").pw_name
+    acl = os.path.join(two_hosts.dir, "hyban.acl")
+    with open(acl, "w") as f:
+        f.write(f"name hyban\ntype ACL\nfshare 0\noticket 0\nentries {user}\n")
+    assert two_hosts.run("qconf", "-Au", acl).rc == 0
+    r = two_hosts.run("qconf", "-mattr", "queue", "xuser_lists", "hyban", "all.q")
+    assert r.rc == 0, r
+    job = two_hosts.submit("-b", "y", "/bin/true", user=user)
+
+    def reason():
+        out = two_hosts.run("qstat", "-j", str(job)).out
+        return 'has no permission for cluster queue "all.q"' in out and out
+
+    out = two_hosts.wait_for(reason, what="the access reason in qstat -j")
+    assert "scheduling info:" in out
+    assert two_hosts.qstat_states()[job] == "qw"

@@ -1,0 +1,211 @@
+"""The shepherd's run sequence and exit codes (sge_shepherd(8), queue_conf(5)
+prolog/epilog, sge_pe(5) start/stop_proc_args), run for real: the shepherd
+is forked on a temporary job directory, as the execd does, and its result
+files are read back with the execd's reader."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import tempfile
+
+import pytest
+
+from minisge import execd, shepherd
+
+ERROR_LINE = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d \[\d+:\d+\]: (.*)$")
+
+
+def script(d: str, name: str, body: str) -> str:
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body + "\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+def run_task(tmp: str, job: str = "echo job", procedures: dict | None = None, *, pe: str | None = None,
+             forbid_reschedule: bool = False, forbid_apperror: bool = False, name: str = "t") -> tuple[dict, str]:
+    """Run one task through the shepherd: (the execd's report, the job's stdout)."""
+    job_dir = tempfile.mkdtemp(dir=tmp)
+    out = os.path.join(tmp, f"{name}.o1")
+    variables = {"host": "h", "job_owner": "root", "job_id": "1", "job_name": name, "queue": "q",
+                 "processors": "UNDEFINED", "stdin_path": "/dev/null", "stdout_path": out, "stderr_path": out,
+                 "merge_stderr": "1", "ja_task_id": "0", "sge_cell": "default", "sge_root": "/r"}
+    pe_variables = dict(variables, pe=pe, pe_slots="2", pe_hostfile=os.path.join(job_dir, "pe_hostfile"))
+    cfg = {
+        "job_id": 1, "task_id": 1, "uid": os.getuid(), "gid": os.getgid(), "cwd": tmp,
+        "stdout_path": out, "stderr_path": out, "stdin_path": "/dev/null", "merge": True,
+        "shell": "/bin/sh", "binary": True, "command": job, "args": [],
+        "env": {"PATH": "/usr/bin:/bin", "JOB_NAME": name},
+        "pe": pe, "pe_stdout_path": out + ".po", "pe_stderr_path": out + ".pe",
+        "procedures": {k: execd.resolve_procedure(v, {"uid": os.getuid(), "gid": os.getgid()})
+                       for k, v in (procedures or {}).items()},
+        "variables": variables, "pe_variables": pe_variables,
+        "forbid_reschedule": forbid_reschedule, "forbid_apperror": forbid_apperror,
+    }
+    import json
+
+    with open(os.path.join(job_dir, "config"), "w") as f:
+        json.dump(cfg, f)
+    pid = os.fork()
+    if pid == 0:
+        shepherd.run(job_dir)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, open(os.path.join(job_dir, "shepherd_error")).read()
+    text = open(out).read() if os.path.exists(out) else ""
+    return execd.read_results(job_dir), text
+
+
+@pytest.fixture
+def tmp():
+    """A directory every user may enter (pytest's own is private to root),
+    so a ``user@`` procedure can run the scripts in it."""
+    import shutil
+
+    d = tempfile.mkdtemp(prefix="minisge-shepherd-")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def proc(path: str, args: str = "", user: str | None = None) -> dict:
+    return {"command": f"{path} {args}".strip(), "user": user}
+
+
+def test_prolog_job_epilog_run_in_order_into_the_job_output(tmp):
+    pro = script(tmp, "pro", "echo prolog")
+    epi = script(tmp, "epi", "echo epilog")
+    report, out = run_task(tmp, "echo job", {"prolog": proc(pro), "epilog": proc(epi)})
+    assert out == "prolog\njob\nepilog\n"
+    assert report["failed"] == 0 and "error" not in report
+
+
+def test_pe_procedures_run_around_the_job_into_their_own_files(tmp):
+    start = script(tmp, "start", "echo start $1 $2")
+    stop = script(tmp, "stop", "echo stop")
+    report, out = run_task(tmp, "echo job", {"pe_start": proc(start, "$pe $pe_slots"), "pe_stop": proc(stop)},
+                           pe="smp")
+    assert out == "job\n"
+    assert open(os.path.join(tmp, "t.o1.po")).read() == "start smp 2\nstop\n"
+    assert report["failed"] == 0
+
+
+@pytest.mark.parametrize("code,failed", [(1, 8), (99, 25), (100, 30), (137, 8)])
+def test_prolog_failure_skips_the_job_but_not_the_epilog(tmp, code, failed):
+    pro = script(tmp, "pro", f"exit {code}")
+    epi = script(tmp, "epi", 'echo "epilog ${SGE_JOBEXIT_STAT-unset}"')
+    report, out = run_task(tmp, "echo job", {"prolog": proc(pro), "epilog": proc(epi)})
+    assert report["failed"] == failed
+    assert ERROR_LINE.match(report["error"]).group(1) == f"exit_status of prolog = {code}"
+    assert out == "epilog unset\n"
+    assert report["exit_status"] == 0 and report["usage"]["start_time"] == "0"
+
+
+def test_error_line_names_the_shepherds_euid_and_pid(tmp):
+    report, _ = run_task(tmp, "exit 100")
+    m = re.match(r"^(\d\d)/(\d\d)/(\d{4}) \d\d:\d\d:\d\d \[(\d+):(\d+)\]: exit_status of job start = 100$",
+                 report["error"])
+    assert m and int(m.group(4)) == os.geteuid()
+
+
+def test_prolog_that_cannot_be_started_is_state_7_and_skips_the_epilog(tmp):
+    epi = script(tmp, "epi", "echo epilog")
+    report, out = run_task(tmp, "echo job", {"prolog": proc(os.path.join(tmp, "missing")), "epilog": proc(epi)})
+    assert report["failed"] == 7 and out == ""
+    assert "missing" in report["error"]
+
+
+def test_unknown_variable_in_prolog_is_state_7(tmp):
+    report, out = run_task(tmp, "echo job", {"prolog": proc("/bin/echo", "$job_pid")})
+    assert report["failed"] == 7 and out == ""
+    assert report["error"].endswith('unknown variable "job_pid"')
+
+
+@pytest.mark.parametrize("code,failed", [(1, 15), (99, 25), (100, 30)])
+def test_epilog_failure_after_the_job_keeps_the_jobs_usage(tmp, code, failed):
+    epi = script(tmp, "epi", f"exit {code}")
+    report, out = run_task(tmp, "echo job; exit 5", {"epilog": proc(epi)})
+    assert (report["failed"], report["exit_status"]) == (failed, 5)
+    assert report["error"].endswith(f"exit_status of epilog = {code}")
+    assert out == "job\n"
+
+
+def test_epilog_gets_the_jobs_exit_status(tmp):
+    epi = script(tmp, "epi", 'echo "exit was $SGE_JOBEXIT_STAT"')
+    _, out = run_task(tmp, "exit 3", {"epilog": proc(epi)})
+    assert out == "exit was 3\n"
+
+
+def test_pe_start_failure_skips_the_job_pe_stop_and_epilog_still_run(tmp):
+    start = script(tmp, "start", "exit 1")
+    stop = script(tmp, "stop", "echo stop")
+    epi = script(tmp, "epi", "echo epilog")
+    report, out = run_task(tmp, "echo job", {"pe_start": proc(start), "pe_stop": proc(stop), "epilog": proc(epi)},
+                           pe="smp")
+    assert report["failed"] == 10 and report["error"].endswith("exit_status of pe_start = 1")
+    assert out == "epilog\n" and open(os.path.join(tmp, "t.o1.po")).read() == "stop\n"
+
+
+def test_pe_stop_failure_is_state_13_after_the_job(tmp):
+    stop = script(tmp, "stop", "exit 2")
+    report, out = run_task(tmp, "echo job; exit 4", {"pe_stop": proc(stop)}, pe="smp")
+    assert (report["failed"], report["exit_status"]) == (13, 4)
+    assert report["error"].endswith("exit_status of pe_stop = 2")
+
+
+@pytest.mark.parametrize("code,failed,forbid", [(99, 25, {}), (100, 30, {}), (99, 0, {"forbid_reschedule": True}),
+                                                (100, 0, {"forbid_apperror": True}), (3, 0, {})])
+def test_job_exit_99_and_100_unless_forbidden(tmp, code, failed, forbid):
+    report, _ = run_task(tmp, f"exit {code}", **forbid)
+    assert (report["failed"], report["exit_status"]) == (failed, code)
+    if failed:
+        assert report["error"].endswith(f"exit_status of job start = {code}")
+    else:
+        assert "error" not in report
+
+
+def test_first_failure_wins(tmp):
+    epi = script(tmp, "epi", "exit 1")
+    report, _ = run_task(tmp, "exit 100", {"epilog": proc(epi)})
+    assert report["failed"] == 30 and report["error"].endswith("exit_status of job start = 100")
+
+
+def test_variables_become_whole_argv_words_without_a_shell(tmp):
+    args = script(tmp, "args", 'for a in "$@"; do echo "[$a]"; done')
+    marker = os.path.join(tmp, "PWNED")
+    name = "x; touch PWNED"  # the working directory is tmp
+    _, out = run_task(tmp, "true", {"prolog": proc(args, "$job_name $host:$job_id $queue $ja_task_id $processors")},
+                      name=name)
+    assert out == f"[{name}]\n[h:1]\n[q]\n[0]\n[UNDEFINED]\n"
+    assert not os.path.exists(marker)
+
+
+def test_expand_command_rules():
+    vals = {"job_id": "7", "job_name": "a b"}
+    allowed = {"job_id", "job_name"}
+    assert shepherd.expand_command("/x $job_id-$job_name", vals, allowed) == ["/x", "7-a b"]
+    with pytest.raises(shepherd.VariableError, match='unknown variable "job_ids"'):
+        shepherd.expand_command("/x $job_ids", vals, allowed)
+    with pytest.raises(shepherd.VariableError, match="at least one character"):
+        shepherd.expand_command("/x $ y", vals, allowed)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="switching users needs root")
+def test_user_prefix_runs_the_procedure_as_that_user(tmp):
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "integration"))
+    from cellutil import ensure_user
+
+    ensure_user("msgeuser1")
+    pro = script(tmp, "pro", "id -un")
+    report, out = run_task(tmp, "id -un", {"prolog": proc(pro, user="msgeuser1")})
+    assert out == f"msgeuser1\n{pwd.getpwuid(os.getuid()).pw_name}\n" and report["failed"] == 0
+
+
+def test_unknown_user_prefix_is_a_failure_before_the_procedure(tmp):
+    report, out = run_task(tmp, "echo job", {"prolog": proc("/bin/true", user="nosuchuser_hx")})
+    assert report["failed"] == 7 and out == ""
+    assert 'can\'t get password entry for user "nosuchuser_hx"' in report["error"]
