@@ -13,6 +13,10 @@ from minisge.formats import accounting
 from minisge.job import Job, Task
 
 
+# failed codes after which the task is re-queued as the queue's fault
+REQUEUED_WITHOUT_TIMES = frozenset({7, 8, 10, 14, 15})
+
+
 def _category(job: Job) -> str:
     """Grid Engine's job category: the requests that group jobs, as pseudo options."""
     s = job.spec
@@ -31,7 +35,13 @@ def _category(job: Job) -> str:
 
 
 def record_for(job: Job, task: Task, report: dict, failed: int, default_host: str) -> accounting.AccountingRecord:
-    usage = report.get("usage") or {}
+    zeroed = failed in REQUEUED_WITHOUT_TIMES
+    if zeroed:
+        # Grid Engine 8.1.9 writes the record of an attempt re-queued after a
+        # failed prolog, PE start or epilog with zero times, status and usage
+        usage, report = {}, dict(report, exit_status=0)
+    else:
+        usage = report.get("usage") or {}
 
     def f(name: str) -> float:
         try:
@@ -39,8 +49,11 @@ def record_for(job: Job, task: Task, report: dict, failed: int, default_host: st
         except ValueError:
             return 0.0
 
-    start = int(f("start_time")) if usage.get("start_time") else int(task.start_time)
-    end = int(f("end_time")) if usage.get("end_time") else start
+    if zeroed:
+        start = end = 0
+    else:
+        start = int(f("start_time")) if usage.get("start_time") else int(task.start_time)
+        end = int(f("end_time")) if usage.get("end_time") else start
     utime, stime = f("ru_utime"), f("ru_stime")
     ran = failed == 0 or failed > 11
     m = task.master
@@ -55,8 +68,8 @@ def record_for(job: Job, task: Task, report: dict, failed: int, default_host: st
         job_number=job.number,
         account=job.spec.get("account") or "sge",
         priority=job.priority,
-        submission_time=int(job.submission_time),
-        start_time=start if ran else int(task.start_time),
+        submission_time=0 if zeroed else int(job.submission_time),
+        start_time=start if (ran or zeroed) else int(task.start_time),
         end_time=end,
         failed=failed,
         exit_status=int(report.get("exit_status", 0)) if ran else 0,

@@ -49,11 +49,14 @@ async def scheduler_loop(qm: Qmaster) -> None:
         for _ in range(COALESCE_CHECKPOINTS):  # let the other ready tasks add their events
             await trio.lowlevel.checkpoint()
         qm.wake_scheduler = trio.Event()
-        started = qm.schedule()
-        qm.flush()
-        for job, task in started:
-            await qm.start_task(job, task)
-        await qm.send_acks()  # after the starts: the execd cleans up when it has time
+        try:
+            started = qm.schedule()
+            qm.flush()
+            for job, task in started:
+                await qm.start_task(job, task)
+            await qm.send_acks()  # after the starts: the execd cleans up when it has time
+        except Exception:  # a bug in one pass must not take the cell down
+            log.exception("scheduling pass failed")
         await trio.sleep(0)
 
 

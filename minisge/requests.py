@@ -41,6 +41,13 @@ class RequestHandler:
 
     # ------------------------------------------------------------ execd
     async def execd_report(self, msg: dict) -> None:
+        """An execd's report; a fault in handling it is logged, never fatal to the daemon."""
+        try:
+            await self._execd_report(msg)
+        except Exception:
+            log.exception("handling %r from execd %s failed", msg.get("op"), msg.get("host"))
+
+    async def _execd_report(self, msg: dict) -> None:
         if msg.get("op") == "load":
             self.qm.config.load_values[msg["host"]] = dict(msg.get("values") or {})
             return
