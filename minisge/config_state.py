@@ -292,7 +292,8 @@ class ConfigState:
             complexes=self.complex_index,
             pes=pes,
             global_values=dict(g.complex_values) if g else {},
-            queue_sort_method="seqno",
+            queue_sort_method=self.sched_conf.queue_sort_method,
+            load_of=self._load_of(),
             acls=self.usersets,
             quotas=self.quota_context(jobs) if any(r.enabled for r in self.rqs.values()) else None,
         )
@@ -339,6 +340,29 @@ class ConfigState:
             host_values=host_values,
             running=tuple(running),
         )
+
+    def _load_of(self):
+        """sched_conf(5): with ``queue_sort_method load`` queue instances are
+        ordered by the ``load_formula`` of their host's load values (a host
+        that reported no value of the formula sorts last, as 9999)."""
+        from minisge.formats import sched_conf as sc
+        from minisge.formats.sge_types import SpecifierError, parse_number
+
+        formula = self.sched_conf.load_formula
+
+        def load_of(host: scheduler.HostInfo) -> float:
+            values = {}
+            for k, v in host.load.items():
+                try:
+                    values[k] = parse_number(v)
+                except SpecifierError:
+                    pass
+            try:
+                return sc.evaluate_load_formula(formula, values)
+            except SpecifierError:
+                return sc.ERROR_LOAD_VAL
+
+        return load_of
 
     def _static_qinstances(self) -> list[scheduler.QInstance]:
         """The configured part of every queue instance, cached until the

@@ -122,3 +122,19 @@ def test_no_dispatch_ever_exceeds_a_queue_instances_slots(slots, used, ntasks):
     for q in qis:
         assert q.used + booked.get(q.host, 0) <= q.slots
     assert len(plan.dispatches) == min(ntasks, sum(q.slots - q.used for q in qis))
+
+
+def test_queue_sort_method_load_prefers_the_least_loaded_host_by_the_load_formula():
+    from minisge.formats import sched_conf
+
+    hosts = {"h1": HostInfo("h1", load={"np_load_avg": "0.90"}), "h2": HostInfo("h2", load={"np_load_avg": "0.10"}),
+             "h3": HostInfo("h3", load={})}
+    qis = [qi(host="h1"), qi(host="h2"), qi(host="h3")]
+
+    def load_of(h):
+        return sched_conf.evaluate_load_formula("np_load_avg", {k: float(v) for k, v in h.load.items()})
+
+    s = Snapshot(qinstances=tuple(qis), hosts=hosts, pending=(task(), task(job=2), task(job=3)), complexes=CX,
+                 queue_sort_method="load", load_of=load_of)
+    order = [d.granted[0][1] for d in scheduler.schedule(s).dispatches]
+    assert order == ["h2", "h2", "h1"]  # h3 reported no load: 9999, last
