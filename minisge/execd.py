@@ -282,7 +282,14 @@ class Execd:
     async def handle(self, msg: dict) -> None:
         op = msg.get("op")
         if op == "start":
-            self.start(msg)
+            try:
+                self.start(msg)
+            except Exception as e:  # the task could not be set up: say so, never die
+                log.exception("cannot start task %s.%s", msg.get("job_id"), msg.get("task_id"))
+                key = (msg.get("job_id"), msg.get("task_id"))
+                self.running.pop(key, None)
+                await self.report({"op": "task_end", "job_id": key[0], "task_id": key[1], "host": self.host,
+                                   "failed": 3, "error": f"can't set up the job on {self.host}: {e}", "usage": {}})
         elif op == "signal":
             self.signal(msg["job_id"], msg["task_id"], msg.get("signal", "KILL"))
         elif op == "ack_end":

@@ -66,7 +66,9 @@ FAILED_TEXT: dict[int, str] = {
 # host's); pe_stop → the queue's error state alone.
 _JOB_ERRORS = frozenset({26, 27, 28, 29, 30, 32, 33, 35, 38})
 _HOST_ERRORS = frozenset({7, 36})
-_QUEUE_ERRORS_REQUEUE = frozenset({6, 8, 9, 10, 14, 15})
+# 3: the execd could not set the task up (its directory, TMPDIR, the config):
+# re-queued, and the queue instance stops taking jobs until it is looked at
+_QUEUE_ERRORS_REQUEUE = frozenset({3, 6, 8, 9, 10, 14, 15})
 _QUEUE_ERRORS_NO_RERUN = frozenset({12, 13})
 
 

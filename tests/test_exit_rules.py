@@ -82,3 +82,9 @@ def test_an_attempt_requeued_after_a_prolog_failure_is_accounted_with_zero_times
     assert (r.submission_time, r.start_time, r.end_time, r.exit_status, r.ru_utime) == (0, 0, 0, 0, 0.0)
     r = accounting_writer.record_for(job, task, report, 0, "h")
     assert (r.submission_time, r.start_time, r.end_time, r.exit_status, r.ru_wallclock) == (100, 200, 210, 3, 10)
+
+
+def test_a_task_the_execd_could_not_set_up_is_requeued_and_the_queue_errored():
+    o = job_outcome({"failed": 3, "error": "can't set up the job on h1: disk full"}, False, False)
+    assert o.requeue and o.queue_error and not o.job_error
+    assert o.reason == "can't set up the job on h1: disk full"

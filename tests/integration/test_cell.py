@@ -254,3 +254,12 @@ def test_commands_without_a_daemon_fail_like_grid_engine(cell):
     r = cell.run("qsub", "-b", "y", "/bin/true")
     assert r.rc == 1
     assert "unable to send message to qmaster" in r.err
+
+
+def test_a_task_that_cannot_be_set_up_is_requeued_and_the_queue_put_in_error(cell):
+    r = cell.run("qconf", "-mattr", "queue", "tmpdir", "/proc/no/such/dir", "all.q")
+    assert r.rc == 0, r
+    job = cell.submit("-b", "y", "/bin/true")
+    cell.wait_for(lambda: "E" in cell.run("qstat", "-f").out.splitlines()[2].split()[-1], what="queue in error")
+    assert cell.qstat_states()[job] == "qw"  # back to pending, waiting
+    assert cell.daemon_pid() > 0 and cell.minisge("status").rc == 0  # the daemon lives on
