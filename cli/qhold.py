@@ -16,7 +16,7 @@ def run(argv: list[str], release: bool, prog: str) -> int:
         if a == "-h":
             i += 1
             if i >= len(argv) or not argv[i] or set(argv[i]) - set("uosn"):
-                sys.stderr.write(f"error: ERROR! -h option must have argument\n")
+                sys.stderr.write("error: ERROR! -h option must have argument\n")
                 return 1
             kind = argv[i]
         elif a.startswith("-"):

@@ -407,7 +407,7 @@ def _xml_job_detail(job: dict) -> str:
     """One ``<element>`` of ``qstat -j -xml`` (the main JB_ fields of the
     CULL dump, in its order)."""
     i = "      "
-    out = [f"    <element>\n", f"{i}<JB_job_number>{job['job_number']}</JB_job_number>\n",
+    out = ["    <element>\n", f"{i}<JB_job_number>{job['job_number']}</JB_job_number>\n",
            f"{i}<JB_ar>0</JB_ar>\n"]
     if job.get("exec_file"):
         out.append(f"{i}<JB_exec_file>{_esc(job['exec_file'])}</JB_exec_file>\n")

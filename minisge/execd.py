@@ -40,9 +40,9 @@ def build_task_config(msg: dict, host: str, cell: Cell, job_dir: str) -> dict:
     task = task_id if array else None
     try:
         pw = pwd.getpwuid(msg["uid"])
-        home, shell_login = pw.pw_dir, pw.pw_shell
+        home = pw.pw_dir
     except KeyError:
-        home, shell_login = "/", "/bin/sh"
+        home = "/"
     user = msg["owner"]
     name = spec["job_name"]
     ctx = dict(job_id=job_id, task_id=task, user=user, home=home, hostname=host)

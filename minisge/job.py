@@ -82,14 +82,8 @@ class Job:
     def held(self) -> bool:
         return self.user_hold or self.operator_hold or self.system_hold or bool(self.predecessors)
 
-    def hold_letters(self) -> str:
-        return "h" if self.held else ""
-
     def is_done(self) -> bool:
         return not self.pending and not self.tasks
-
-    def all_task_ids(self) -> list[int]:
-        return sorted(set(self.pending) | set(self.tasks))
 
     def requested_slots(self) -> int:
         """The least number of slots the job's ``-pe`` range allows (1 without a PE)."""
@@ -102,27 +96,3 @@ class Job:
     def pe_ranges(self) -> list[tuple[int, int]]:
         pe = self.spec.get("pe")
         return [tuple(r) for r in pe["ranges"]] if pe else []
-
-
-def task_ranges(ids: list[int], step: int = 1) -> str:
-    """Grid Engine's compressed task list: ``1-5:1``, ``1,3,7`` forms, e.g. ``1-3:1,7``."""
-    ids = sorted(ids)
-    if not ids:
-        return ""
-    parts = []
-    i = 0
-    while i < len(ids):
-        j = i
-        if i + 1 < len(ids):
-            st = ids[i + 1] - ids[i]
-            while j + 1 < len(ids) and ids[j + 1] - ids[j] == st:
-                j += 1
-        else:
-            st = step
-        if j == i:
-            parts.append(f"{ids[i]}")
-            i += 1
-        else:
-            parts.append(f"{ids[i]}-{ids[j]}:{st}")
-            i = j + 1
-    return ",".join(parts)

@@ -268,31 +268,22 @@ def _qinstance_lines(conf, host: str, groups) -> list[str]:
     return _lines(write_attributes(pairs, queue_conf.NAME_WIDTH, wrap=False))
 
 
-def s_pe(a: Admin, ans: Answer, args, text, path) -> None:
-    _need(args)
-    for n in _names(args[0]):
-        pe = a.cfg.pes.get(n)
-        if pe is None:
-            raise Refused(f"{n} is not a parallel environment")
-        ans.out.extend(_lines(sge_pe.write(pe)))
+def _show_named(table: Callable, write: Callable, missing: Callable[[str], str]) -> Callable:
+    """``-sp``, ``-su``, ``-sprj``: each named object as its format writes it,
+    or Grid Engine's message for the first unknown name."""
+    def show(a: Admin, ans: Answer, args, text, path) -> None:
+        _need(args)
+        for n in _names(args[0]):
+            obj = table(a).get(n)
+            if obj is None:
+                raise Refused(missing(n))
+            ans.out.extend(_lines(write(obj)))
+    return show
 
 
-def s_userset(a: Admin, ans: Answer, args, text, path) -> None:
-    _need(args)
-    for n in _names(args[0]):
-        acl = a.cfg.usersets.get(n)
-        if acl is None:
-            raise Refused(f'denied: access list "{n}" does not exist')
-        ans.out.extend(_lines(access_list.write(acl)))
-
-
-def s_project(a: Admin, ans: Answer, args, text, path) -> None:
-    _need(args)
-    for n in _names(args[0]):
-        prj = a.cfg.projects.get(n)
-        if prj is None:
-            raise Refused(f"{n} is not known as a project")
-        ans.out.extend(_lines(project.write(prj)))
+s_pe = _show_named(lambda a: a.cfg.pes, sge_pe.write, lambda n: f"{n} is not a parallel environment")
+s_userset = _show_named(lambda a: a.cfg.usersets, access_list.write, lambda n: f'denied: access list "{n}" does not exist')
+s_project = _show_named(lambda a: a.cfg.projects, project.write, lambda n: f"{n} is not known as a project")
 
 
 def s_hostgroup(mode: str) -> Callable:

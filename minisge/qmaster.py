@@ -55,7 +55,7 @@ class Qmaster:
         self.jobs: dict[int, Job] = {}
         self.last_job_id = 0
         self.execds: dict[str, "ExecdLink"] = {}
-        self.wake_scheduler = trio.Event() if _in_trio() else None
+        self.wake_scheduler: trio.Event | None = None  # set by the daemon's scheduler loop
         self.job_waiters: dict[int, list[trio.MemorySendChannel]] = {}
         self.pending_reasons: dict[int, list[str]] = {}
         self.admin_uid = os.getuid()
@@ -209,6 +209,10 @@ class Qmaster:
             if "." in t:
                 t, rng = t.split(".", 1)
                 tasks = _expand_tasks(rng)
+                if tasks is None:
+                    lines.append(f'denied: job "{t}.{rng}" does not exist')
+                    rc = 1
+                    continue
             found = self.find_jobs(t)
             if not found:
                 lines.append(f'denied: job "{t}" does not exist')
@@ -226,9 +230,7 @@ class Qmaster:
     async def _delete_job(self, job: Job, tasks: list[int] | None, caller: str) -> list[str]:
         running = [t for t in job.tasks.values() if tasks is None or t.task_id in tasks]
         pend = [t for t in job.pending if tasks is None or t in tasks]
-        job.pending = [t for t in job.pending if t not in pend]
-        for t in pend:
-            self.write_accounting_unstarted(job, t)
+        job.pending = [t for t in job.pending if t not in pend]  # no record: it never ran (as in GE)
         lines = []
         signalled = False
         for task in running:
@@ -247,9 +249,6 @@ class Qmaster:
         self.notify_waiters(job)
         self.changed()
         return lines
-
-    def write_accounting_unstarted(self, job: Job, task_id: int) -> None:
-        """Grid Engine writes no record for a job deleted before it ran."""
 
     def release_dependents(self, finished: Job) -> None:
         """Jobs held by ``-hold_jid`` on ``finished`` go on once it is gone."""
@@ -494,24 +493,19 @@ class ExecdLink:
         raise NotImplementedError
 
 
-def _expand_tasks(rng: str) -> list[int]:
-    out = []
-    for part in rng.split(","):
-        step = 1
-        if ":" in part:
-            part, s = part.split(":", 1)
-            step = int(s)
-        if "-" in part:
-            a, b = part.split("-", 1)
-            out.extend(range(int(a), int(b) + 1, step))
-        else:
-            out.append(int(part))
+def _expand_tasks(rng: str) -> list[int] | None:
+    """The task ids of ``n[-m[:s]][,...]`` (sge_types(5) ranges, read by
+    qsub's own parser); None for text that is no range."""
+    from minisge import submit_options
+
+    out: list[int] = []
+    for word in rng.split(","):
+        try:
+            r = submit_options.parse_range(word, step_allowed=True, inf_allowed=False) if word else None
+        except submit_options.ParseError:
+            r = None
+        if r is None:
+            return None
+        lo, hi, step = r
+        out.extend(range(lo, hi + 1, step))
     return out
-
-
-def _in_trio() -> bool:
-    try:
-        trio.lowlevel.current_task()
-        return True
-    except RuntimeError:
-        return False

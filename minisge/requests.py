@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import logging
 
-import trio
-
 from minisge.protocol import Credentials, RemotePeer, error_reply, ok_reply
 from minisge.qmaster import Qmaster, RequestError
 from minisge import views
@@ -109,7 +107,8 @@ class RequestHandler:
         from minisge import qconf_ops
 
         out, err, rc = qconf_ops.handle(self.qm, req, peer.uid)
-        self.qm.changed()
+        if not str(req.get("cmd", "")).startswith("-s"):  # a show changes nothing
+            self.qm.changed()
         return ok_reply(out=out, err=err, rc=rc)
 
     async def op_qmod(self, req, peer: Credentials, send_more) -> dict:

@@ -124,6 +124,10 @@ class _ParseError(Exception):
         self.preamble = preamble  # printed by GE before the prefixed message
 
 
+# the same, for callers that read a single range or value with this module
+ParseError = _ParseError
+
+
 class _Opt:
     """One option as scanned: switch, argument text, parsed value, -soft flag."""
 

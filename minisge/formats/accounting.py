@@ -49,7 +49,7 @@ STRING_FIELDS = frozenset({
 INT_FIELDS = frozenset(FIELD_NAMES) - FLOAT_FIELDS - STRING_FIELDS
 
 # sge_status(5) / execution_states.c: the text qacct shows after a failed code.
-from minisge.exit_rules import FAILED_TEXT  # noqa: E402  (one table for all)
+from minisge.exit_rules import FAILED_TEXT  # noqa: E402,F401  (one table for all, re-exported)
 
 
 from minisge.exit_rules import failed_text  # noqa: E402,F401  (re-exported)

@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from cellutil import Cell  # noqa: E402
+from cellutil import TEST_USERS, Cell, ensure_user  # noqa: E402
 
 from minisge import cell as cell_mod  # noqa: E402
 from minisge.client import call  # noqa: E402
@@ -29,6 +29,12 @@ def cell():
         yield c
     finally:
         c.cleanup()
+
+
+@pytest.fixture(scope="module")
+def users():
+    """The real Unix test users (created when missing), as pwd entries."""
+    return [ensure_user(u) for u in TEST_USERS]
 
 
 def submit(c: Cell, **request) -> int:

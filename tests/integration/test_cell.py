@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pwd
 import signal
 import socket
 import stat
@@ -11,23 +10,8 @@ import time
 
 import pytest
 
-from cellutil import TEST_USERS, Cell, ensure_user
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests create users and run jobs as them: root only")
-
-
-@pytest.fixture
-def cell():
-    c = Cell().start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
-
-
-@pytest.fixture(scope="module")
-def users():
-    return [ensure_user(u) for u in TEST_USERS]
 
 
 def test_start_lays_the_cell_down_in_grid_engines_layout(cell):

@@ -11,23 +11,9 @@ import time
 
 import pytest
 
-from cellutil import TEST_USERS, Cell, ensure_user
+from cellutil import Cell  # the cell and users fixtures are in conftest.py
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests create users and run jobs as them: root only")
-
-
-@pytest.fixture
-def cell():
-    c = Cell().start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
-
-
-@pytest.fixture(scope="module")
-def users():
-    return [ensure_user(u) for u in TEST_USERS]
 
 
 def write(cell: Cell, name: str, text: str) -> str:
