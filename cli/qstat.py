@@ -299,7 +299,10 @@ def _explained(queue: dict, explain: str, wanted: list[str] | None) -> dict:
     it is in, its resources only those ``-F`` names."""
     q = dict(queue)
     states = q.get("states") or ""
-    if not any(c in states for c in explain):
+    by_letter = q.get("explain")
+    if isinstance(by_letter, dict):  # the lines of the letters asked for: a, A, then c/E
+        q["messages"] = [m for c in "aAcE" if c in explain for m in by_letter.get(c) or ()]
+    elif not any(c in states for c in explain):
         q["messages"] = []
     if wanted:
         q["resources"] = [r for r in q.get("resources") or () if r[1] in wanted]
@@ -496,6 +499,8 @@ def show_status(args: Args) -> int:
     request = {"op": "qstat_full" if need_queues else "qstat", "users": args.users}
     if args.resources is not None:
         request["resources"] = True
+    if not args.flags & {"-ext", "-pri", "-urg", "-r", "-xml"}:
+        request["detail"] = False  # the listing's columns alone: a lighter reply
     reply = _ask(request)
     queue_info = reply.get("queue_info")
     if need_queues:

@@ -58,7 +58,10 @@ def record_for(job: Job, task: Task, report: dict, failed: int, default_host: st
     ran = failed == 0 or failed > 11
     m = task.master
     maxrss_kb = f("ru_maxrss")
-    cpu = utime + stime
+    # accounting(5) cpu: the job's CPU time; the execd's summed /proc sample
+    # ("cpu_pdc") counts processes the job's own rusage misses (a killed
+    # shell's children), so the higher of both, as 8.1.9 reports it
+    cpu = max(utime + stime, f("cpu_pdc"))
     return accounting.AccountingRecord(
         qname=m.cqueue if m else "UNKNOWN",
         hostname=m.host if m else default_host,

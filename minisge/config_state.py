@@ -48,7 +48,11 @@ class ComplexIndex:
         return self._by.get(name)
 
     def consumables(self):
-        return [a for a in self.clist.attrs if a.is_consumable]
+        """The consumable attributes (computed once: the scheduler asks per queue instance)."""
+        cached = self.__dict__.get("_consumables")
+        if cached is None:
+            cached = self._consumables = [a for a in self.clist.attrs if a.is_consumable]
+        return cached
 
     def compare(self, name: str, requested: str, offered: str) -> bool:
         return complex_fmt.compare(self._by[name], requested, offered)
@@ -188,13 +192,17 @@ class ConfigState:
     def check_request(self, req: dict) -> None:
         """What the qmaster refuses at submission, with Grid Engine's messages."""
         cx = self.complex_index
+        if req.get("master_queues") and not req.get("pe"):
+            raise RequestError("Unable to run job: job rejected: specification of master queue is not allowed "
+                               "for non-parallel jobs\nExiting.")
         for kind in ("hard_resources", "soft_resources"):
             for name in (req.get(kind) or {}):
                 attr = cx.get(name)
                 if attr is None:
                     raise RequestError(f'Unable to run job: unknown resource "{name}"\nExiting.')
                 if attr.requestable == "NO":
-                    raise RequestError(f'Unable to run job: denied: resource "{name}" is not requestable\nExiting.')
+                    # 8.1.9 names the resource as the job wrote it (a shortcut stays a shortcut)
+                    raise RequestError(f'Unable to run job: resource "{name}" configured as non requestable\nExiting.')
                 what = _bad_value_kind(attr, (req.get(kind) or {})[name])
                 if what:
                     raise RequestError(f'Unable to run job: attribute "{attr.name}" is not a {what} value\nExiting.')
@@ -222,6 +230,16 @@ class ConfigState:
         if not access_list.has_access(user, (group,), gconf.user_lists, gconf.xuser_lists, self.usersets):
             host = (req.get("o_env") or {}).get("SGE_O_HOST") or self.host
             raise RequestError(f"Unable to run job: job rejected: {user}@{host} is not allowed to submit jobs\nExiting.")
+        if req.get("deadline") and not self.is_deadline_user(user):
+            raise RequestError(f'Unable to run job: job rejected: the user "{user}" is not a deadline initiation user'
+                               "\nExiting.")
+
+    def is_deadline_user(self, user: str) -> bool:
+        """sge_priority(5), qsub(1) -dl: only the users named in the access
+        list ``deadlineusers`` may submit deadline jobs (by user name: Grid
+        Engine's userset_is_deadline_user looks at no @group entry)."""
+        acl = self.usersets.get("deadlineusers")
+        return acl is not None and user in acl.entries
 
     def _queue_pattern_exists(self, pattern: str) -> bool:
         import fnmatch
@@ -230,7 +248,11 @@ class ConfigState:
         return any(fnmatch.fnmatchcase(n, qp) for n in self.cqueues)
 
     # ------------------------------------------------------------ scheduler snapshot
-    def snapshot(self, jobs: Mapping[int, Job], execds) -> scheduler.Snapshot:
+    def snapshot(self, jobs: Mapping[int, Job], execds, now: float = 0.0) -> scheduler.Snapshot:
+        """The scheduler's view of the cell at ``now`` (the time of the pass,
+        for waiting times and deadlines: the scheduler reads no clock)."""
+        from minisge import job_order
+
         used: dict[str, int] = {}
         pe_used: dict[str, int] = {}
         for job in jobs.values():
@@ -239,21 +261,24 @@ class ConfigState:
                     used[g.qinstance] = used.get(g.qinstance, 0) + g.slots
                 if t.granted_pe:
                     pe_used[t.granted_pe] = pe_used.get(t.granted_pe, 0) + t.slots
+        qi_booked, host_booked, global_booked = self.booked_consumables(jobs)
         qis = []
         for static in self._static_qinstances():
             name = static.name
             states = self.qi_states.get(name, "")
             if static.host not in execds:
                 states += "u"
-            qis.append(dataclasses.replace(static, used=used.get(name, 0), states=states))
+            qis.append(dataclasses.replace(static, used=used.get(name, 0), states=states,
+                                           consumed=qi_booked.get(name, {})))
         hosts = {}
         for h, eh in self.exec_hosts.items():
             if h == "global":
                 continue
-            hosts[h] = scheduler.HostInfo(name=h, load=self.load_values.get(h, {}), values=dict(eh.complex_values))
+            hosts[h] = scheduler.HostInfo(name=h, load=self.load_values.get(h, {}), values=dict(eh.complex_values),
+                                          consumed=host_booked.get(h, {}))
         pes = {
             n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule, tuple(pe.user_lists),
-                            tuple(pe.xuser_lists), pe.job_is_first_task)
+                            tuple(pe.xuser_lists), pe.job_is_first_task, pe.urgency_slots)
             for n, pe in self.pes.items()
         }
         # No pass can start more tasks of one job than there are free slots
@@ -261,29 +286,32 @@ class ConfigState:
         # tasks enter the snapshot, so a 100,000-task array costs little.
         free = sum(max(0, q.slots - q.used) for q in qis if not q.states)
         pending = []
+        others = []  # jobs considered for the urgency range with no task in ``pending``
         for job in jobs.values():
-            if not job.pending or job.held:
+            if job.held:
                 continue
             spec = job.spec
-            pe = spec.get("pe")
-            cap = free
-            if spec.get("tc"):
+            cap = free if job.pending else 0
+            if cap and spec.get("tc"):
                 cap = min(cap, max(0, int(spec["tc"]) - len(job.tasks)))
-            for tid in job.pending[:cap]:
-                pending.append(
-                    scheduler.PendingTask(
-                        job_id=job.number,
-                        task_id=tid,
-                        owner=job.owner,
-                        priority=job.priority,
-                        requests=dict(spec.get("hard_resources") or {}),
-                        queues=tuple(spec.get("hard_queues") or ()),
-                        pe=(pe["name"], tuple(job.pe_ranges)) if pe else None,
-                        held=job.held,
-                        project=spec.get("project") or None,
-                        group=job.group,
-                    )
-                )
+            if not cap:
+                others.append(job_order.job_facts(job, now))
+                continue
+            pe = spec.get("pe")
+            requests = dict(spec.get("hard_resources") or {})
+            queues = tuple(spec.get("hard_queues") or ())
+            pe = (pe["name"], tuple(job.pe_ranges)) if pe else None
+            project = spec.get("project") or None
+            deadline = job_order.deadline_time(spec.get("deadline"), now)
+            soft_requests = dict(spec.get("soft_resources") or {})
+            soft_queues = tuple(spec.get("soft_queues") or ())
+            master_queues = tuple(spec.get("master_queues") or ())
+            # scheduler.pending_tasks: PendingTask(task_id=tid, **fields) for each tid, made fast
+            pending += scheduler.pending_tasks(dict(
+                job_id=job.number, owner=job.owner, priority=job.priority, requests=requests,
+                queues=queues, pe=pe, group=job.group, project=project,
+                soft_requests=soft_requests, soft_queues=soft_queues, master_queues=master_queues,
+                submission_time=job.submission_time, deadline=deadline), job.pending[:cap])
         g = self.exec_hosts.get("global")
         return scheduler.Snapshot(
             qinstances=tuple(qis),
@@ -292,11 +320,33 @@ class ConfigState:
             complexes=self.complex_index,
             pes=pes,
             global_values=dict(g.complex_values) if g else {},
+            global_consumed=global_booked,
             queue_sort_method=self.sched_conf.queue_sort_method,
             load_of=self._load_of(),
             acls=self.usersets,
             quotas=self.quota_context(jobs) if any(r.enabled for r in self.rqs.values()) else None,
+            now=now,
+            weights=job_order.Weights.from_sched_conf(self.sched_conf),
+            running=tuple(others),
         )
+
+    def booked_consumables(self, jobs: Mapping[int, Job]) -> tuple[dict, dict, dict]:
+        """complex(5) "the internal bookkeeping will subtract from this total
+        the assumed resource consumption by all running jobs": what the tasks
+        that hold queue instances book, per queue instance, host and globally
+        (per-slot requests times the slots, JOB requests in the master queue,
+        complex defaults for the consumables not requested)."""
+        cx = self.complex_index
+        per_qi: dict[str, dict] = {}
+        per_host: dict[str, dict] = {}
+        per_cell: dict[str, float] = {}
+        for job in jobs.values():
+            requests = dict(job.spec.get("hard_resources") or {})
+            for t in job.tasks.values():
+                for i, g in enumerate(t.granted):
+                    levels = (per_qi.setdefault(g.qinstance, {}), per_host.setdefault(g.host, {}), per_cell)
+                    scheduler.debit(cx, requests, g.slots, i == 0, levels)
+        return per_qi, per_host, per_cell
 
     def quota_context(self, jobs: Mapping[int, Job]):
         """What resource quota evaluation needs (minisge.quota.QuotaContext):
@@ -373,12 +423,15 @@ class ConfigState:
             return cached[1]
         out = []
         for conf, host in self.queue_instances():
-            values = dict(queue_conf.decode("complex_values", self.qvalue(conf, "complex_values", host)))
+            complex_values = dict(queue_conf.decode("complex_values", self.qvalue(conf, "complex_values", host)))
+            values = dict(complex_values)
             values["qname"] = conf.qname
             values["hostname"] = host
+            values["seq_no"] = self.qvalue(conf, "seq_no", host)
             for lim in ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_fsize", "s_fsize",
                         "h_data", "s_data", "h_stack", "s_stack", "h_core", "s_core", "h_rss", "s_rss"):
-                values[lim] = self.qvalue(conf, lim, host)
+                # a consumable limit in complex_values is booked there, the limit stays a limit
+                values.setdefault(lim, self.qvalue(conf, lim, host))
             out.append(
                 scheduler.QInstance(
                     cqueue=conf.qname,
@@ -391,6 +444,7 @@ class ConfigState:
                     **{attr: tuple(queue_conf.decode(attr, self.qvalue(conf, attr, host)))
                        for attr in ("user_lists", "xuser_lists", "projects", "xprojects")},
                     values=values,
+                    complex_names=frozenset(complex_values),
                 )
             )
         self._qi_cache = (key, out)
@@ -429,10 +483,40 @@ class ConfigState:
             "script_file": script_path,
             "restarted": task.restarted,
             "h_rt": None if limit == float("inf") else limit,
+            **self.task_limits(job, task),
             "processors": self.qvalue(conf, "processors", m.host),
             "procedures": self.procedures(conf, m.host, task.granted_pe),
             "forbid_reschedule": self.forbid_reschedule,
             "forbid_apperror": self.forbid_apperror,
+            # queue_conf(5) starter_method and priority (the job's nice value); sge_conf(5) login_shells
+            "starter_method": self.qvalue(conf, "starter_method", m.host),
+            "priority": self.qvalue(conf, "priority", m.host),
+            "login_shells": list(self.global_conf.login_shells),
+        }
+
+    def task_limits(self, job: Job, task: Task) -> dict:
+        """What the execd needs of a task's resource limits (queue_conf(5)
+        RESOURCE LIMITS, :mod:`minisge.limits`): ``limits``, the master
+        queue's values lowered by the job's hard ``-l`` requests; ``host_slots``,
+        the slots the task holds on the master host, which the per-slot
+        limits are multiplied by; ``consumable_job``, the requested limits
+        that are consumables of type JOB, which are not."""
+        from minisge import limits
+        from minisge.formats.complex import Consumable
+
+        m = task.master
+        conf = self.cqueues[m.cqueue]
+        cx = self.complex_index
+        requests = {}
+        for name, value in (job.spec.get("hard_resources") or {}).items():
+            attr = cx.get(name)
+            requests[attr.name if attr is not None else name] = value
+        queue_values = {n: self.qvalue(conf, n, m.host) for n in limits.LIMIT_NAMES}
+        return {
+            "limits": limits.job_limits(queue_values, requests),
+            "host_slots": sum(g.slots for g in task.granted if g.host == m.host) or 1,
+            "consumable_job": sorted(n for n in requests if n in limits.LIMIT_NAMES and cx.get(n) is not None
+                                     and cx.get(n).consumable is Consumable.JOB),
         }
 
     def procedures(self, conf, host: str, pe_name: str | None) -> dict:

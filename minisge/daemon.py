@@ -38,6 +38,31 @@ COALESCE_CHECKPOINTS = 3
 
 
 async def scheduler_loop(qm: Qmaster) -> None:
+    """The scheduling passes, and the load-control timer they own."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(load_control_timer, qm)
+        await scheduling_passes(qm)
+
+
+async def load_control_timer(qm: Qmaster) -> None:
+    """queue_conf(5) suspend_interval: wake the scheduler when the interval
+    load control waits for ends (``qm.load_decision.next_due``); re-armed by
+    every pass (``qm.load_timer_rearm``)."""
+    while True:
+        qm.load_timer_rearm = rearm = trio.Event()
+        d = getattr(qm, "load_decision", None)
+        due = d.next_due if d is not None else None
+        if due is None:
+            await rearm.wait()
+            continue
+        with trio.move_on_after(max(0.0, due - qm.clock()) + 0.05):
+            await rearm.wait()
+            continue
+        qm.changed()
+        await rearm.wait()  # the pass it starts re-arms the timer
+
+
+async def scheduling_passes(qm: Qmaster) -> None:
     """Run a scheduling pass whenever something changed.
 
     A burst of events (a loop of qsub calls, many tasks ending at once) gives

@@ -23,12 +23,13 @@ from typing import Awaitable, Callable
 
 import trio
 
-from minisge import shepherd, submit_options
+from minisge import limits, shepherd, submit_options, usage
 from minisge.cell import Cell
 
 log = logging.getLogger("minisge.execd")
 
 DEFAULT_PATH = "/usr/local/bin:/usr/ucb:/bin:/usr/bin"
+PDC_INTERVAL = 1.0  # sge_conf(5) execd_params PDC_INTERVAL: how often job usage is read and limits checked
 ARCH = "lx-amd64" if os.uname().machine == "x86_64" else f"lx-{os.uname().machine}"
 
 
@@ -147,6 +148,9 @@ def build_task_config(msg: dict, host: str, cell: Cell, job_dir: str) -> dict:
         "pe_variables": pe_variables,
         "forbid_reschedule": bool(msg.get("forbid_reschedule")),
         "forbid_apperror": bool(msg.get("forbid_apperror")),
+        "starter_method": msg.get("starter_method"),
+        "priority": msg.get("priority"),
+        "login_shells": msg.get("login_shells") or [],
     }
 
 
@@ -253,6 +257,9 @@ class Execd:
         self.active = os.path.join(self.spool, "active_jobs")
         self.running: dict[tuple[int, int], dict] = {}  # (job, task) -> {"job_pid", "dir"}
         self.nursery: trio.Nursery | None = None
+        from minisge.pe_task_execd import ExecdPeTasks
+
+        self.pe_tasks = ExecdPeTasks(self)  # qrsh -inherit's slave tasks
 
     def job_dir(self, job_id: int, task_id: int) -> str:
         return os.path.join(self.active, f"{job_id}.{task_id}")
@@ -267,16 +274,27 @@ class Execd:
             await trio.sleep_forever()
 
     async def report_load(self, interval: float = 10.0) -> None:
-        """Send the host's load values now and every ``interval`` seconds."""
+        """Send the host's load values now and every ``interval`` seconds;
+        sge_conf(5) load_sensor programs add to them or replace them."""
         from minisge.load import read_load_values
+        from minisge.load_sensor import LoadSensors
 
-        while True:
-            try:
-                values = read_load_values(ARCH)
-            except OSError:
-                values = {}
-            await self.report({"op": "load", "host": self.host, "values": values})
-            await trio.sleep(interval)
+        sensors = LoadSensors(self.cell.common, self.host)
+        try:
+            while True:
+                try:
+                    values = read_load_values(ARCH)
+                except OSError:
+                    values = {}
+                try:
+                    values.update(await sensors.read())
+                except Exception:  # a broken sensor costs its values, never the execd
+                    log.exception("load sensors failed")
+                await self.report({"op": "load", "host": self.host, "values": values})
+                await trio.sleep(interval)
+        finally:
+            with trio.CancelScope(shield=True):
+                await sensors.aclose()
 
     # ------------------------------------------------------------ requests
     async def handle(self, msg: dict) -> None:
@@ -292,6 +310,12 @@ class Execd:
                                    "failed": 3, "error": f"can't set up the job on {self.host}: {e}", "usage": {}})
         elif op == "signal":
             self.signal(msg["job_id"], msg["task_id"], msg.get("signal", "KILL"))
+        elif op in ("suspend", "resume", "terminate"):
+            from minisge import execd_control
+
+            await execd_control.handle(self, msg)
+        elif op in ("pe_task_start", "pe_task_kill"):
+            await self.pe_tasks.handle(msg)
         elif op == "ack_end":
             if (msg["job_id"], msg["task_id"]) in self.running:
                 return  # the ack of an earlier run of a re-queued task: this run is another
@@ -317,12 +341,16 @@ class Execd:
         if msg.get("pe_hostfile"):
             with open(os.path.join(d, "pe_hostfile"), "w", encoding="utf-8") as f:
                 f.write(msg["pe_hostfile"])
+        # queue_conf(5) RESOURCE LIMITS: the shepherd sets them, the execd checks the sums
+        cfg.update(limits=msg.get("limits") or {}, host_slots=msg.get("host_slots") or 1,
+                   consumable_job=msg.get("consumable_job") or [])
         with open(os.path.join(d, "config"), "w", encoding="utf-8") as f:
             json.dump(cfg, f)
         pid = os.fork()
         if pid == 0:  # the shepherd
             shepherd.run(d)
-        entry = {"pid": pid, "dir": d, "h_rt": msg.get("h_rt"), "tmpdir": cfg["tmpdir"], "started": time.monotonic()}
+        entry = {"pid": pid, "dir": d, "h_rt": msg.get("h_rt"), "tmpdir": cfg["tmpdir"], "started": time.monotonic(),
+                 "limits": cfg["limits"], "host_slots": cfg["host_slots"]}
         self.running[key] = entry
         assert self.nursery is not None
         self.nursery.start_soon(self.watch, key, pid, True)
@@ -347,13 +375,15 @@ class Execd:
             d = os.path.join(self.active, name)
             key = (job_id, task_id)
             pid = _read_int(os.path.join(d, "pid"))
-            self.running[key] = {"pid": pid, "dir": d, "h_rt": None, "tmpdir": None, "started": time.monotonic()}
+            self.running[key] = {"pid": pid, "dir": d, "h_rt": None, "tmpdir": None, "started": time.monotonic(),
+                                 **_limits_of(d)}
             assert self.nursery is not None
             self.nursery.start_soon(self.watch, key, pid, False)
 
     async def watch(self, key: tuple[int, int], pid: int | None, own_child: bool) -> None:
         entry = self.running[key]
         d = entry["dir"]
+        shepherd_signalled = False
         if pid and not os.path.exists(os.path.join(d, "exit_status")):
             try:
                 fd = os.pidfd_open(pid)
@@ -361,30 +391,70 @@ class Execd:
                 fd = None
             if fd is not None:
                 try:
-                    h_rt = entry.get("h_rt")
-                    if h_rt:
-                        with trio.move_on_after(h_rt) as scope:
-                            await trio.lowlevel.wait_readable(fd)
-                        if scope.cancelled_caught:
-                            with open(os.path.join(d, "limit"), "w") as f:
-                                f.write("h_rt\n")
-                            self.signal(*key, "KILL")
-                            await trio.lowlevel.wait_readable(fd)
-                    else:
-                        await trio.lowlevel.wait_readable(fd)
+                    await self.enforce_limits(key, entry, pid, fd)
                 finally:
                     os.close(fd)
             if own_child:
                 try:
-                    os.waitpid(pid, 0)
+                    shepherd_signalled = os.WIFSIGNALED(os.waitpid(pid, 0)[1])
                 except ChildProcessError:
                     pass
+        if not os.path.exists(os.path.join(d, "exit_status")):
+            # the shepherd is gone without its end marker (killed, or its host went
+            # down and the execd restarted): failed 17 "through signal" when it was
+            # seen to die by one, else 19 "before writing exit_status" (reaper_execd.c);
+            # written down, so the end is reported at the next connection too
+            lost = 17 if shepherd_signalled else shepherd.ESSTATE_NO_EXITSTATUS
+            shepherd.write_marker(os.path.join(d, "exit_status"), f"{lost}\n")
         report = read_results(d)
+        if report.get("usage") and entry.get("usage") is not None:
+            report["usage"].update(entry["usage"].fields())  # the PDC's cpu, mem, io, maxvmem
         report.update(op="task_end", job_id=key[0], task_id=key[1], host=self.host)
         if entry.get("tmpdir"):
             shutil.rmtree(entry["tmpdir"], ignore_errors=True)
         self.running.pop(key, None)
         await self.report(report)
+
+    async def enforce_limits(self, key: tuple[int, int], entry: dict, pid: int, fd: int) -> None:
+        """Wait until the shepherd ends (``fd`` its pidfd); meanwhile, every
+        PDC interval, sample the job's processes (:mod:`minisge.usage`) and
+        apply the limits the execd watches (queue_conf(5) RESOURCE LIMITS,
+        execd_ck_to_do.c; :mod:`minisge.limits`): h_rt SIGKILL, s_rt SIGUSR1,
+        the summed CPU and vmem against h_/s_cpu and h_/s_vmem × slots."""
+        lim = dict(entry.get("limits") or {})
+        if entry.get("h_rt") is not None:
+            lim["h_rt"] = min(lim.get("h_rt", limits.INF), float(entry["h_rt"]))
+        totals = limits.job_totals(lim, entry.get("host_slots") or 1)
+        job_usage = entry["usage"] = usage.JobUsage()
+        last_rt: float | None = None
+        killed = False
+        while True:
+            with trio.move_on_after(PDC_INTERVAL):
+                await trio.lowlevel.wait_readable(fd)
+                return
+            job_usage.sample(usage.read_processes({pid}).get(pid, ()))
+            if killed:
+                continue
+            elapsed = time.monotonic() - entry["started"]
+            action = limits.wallclock_action(lim, elapsed, last_rt)
+            if action is not None:
+                last_rt = elapsed
+            else:
+                action = limits.check_usage(totals, job_usage.cpu, job_usage.vmem)
+            if action is None:
+                continue
+            log.warning("job %s.%s exceeds %s: SIG%s", key[0], key[1], action.limit, action.signal)
+            if action.signal == "KILL":
+                killed = True
+                shepherd.write_file(os.path.join(entry["dir"], "limit"), f"{action.limit}\n")
+                self.signal(*key, "KILL")
+            else:  # a warning the job may catch: it does not stop the job from starting
+                job_pid = _read_int(os.path.join(entry["dir"], "job_pid"))
+                if job_pid:
+                    try:
+                        os.killpg(job_pid, getattr(signal, f"SIG{action.signal}"))
+                    except ProcessLookupError:
+                        pass
 
     def signal(self, job_id: int, task_id: int, sig: str) -> None:
         """Signal the job's process group.  The ``signal`` file is written
@@ -401,6 +471,19 @@ class Execd:
                 os.killpg(job_pid, signum)
             except ProcessLookupError:
                 pass
+
+
+def _limits_of(job_dir: str) -> dict:
+    """The limits and host slots of a task an earlier execd started (its
+    config), and when it started (its ``pid`` file), for the wall clock."""
+    try:
+        with open(os.path.join(job_dir, "config"), encoding="utf-8") as f:
+            cfg = json.load(f)
+        out = {"limits": cfg.get("limits") or {}, "host_slots": cfg.get("host_slots") or 1}
+        age = max(0.0, time.time() - os.stat(os.path.join(job_dir, "pid")).st_mtime)
+        return dict(out, started=time.monotonic() - age)
+    except (OSError, ValueError):
+        return {}
 
 
 def _read_int(path: str) -> int | None:

@@ -119,7 +119,7 @@ def job_outcome(report: dict, forbid_reschedule: bool, forbid_apperror: bool, de
         if failed <= 11 or failed == SSTATE_AGAIN:
             return Outcome(failed, True, False, False, reason)
         return Outcome(failed, False, False, False, reason)
-    if report.get("limit") == "h_rt":
+    if report.get("limit") in ("h_rt", "h_cpu", "h_vmem"):  # the execd killed it (queue_conf(5) RESOURCE LIMITS)
         return Outcome(37, False, False, False, "")
     if sig or deleted:
         return Outcome(SSTATE_FAILURE_AFTER_JOB, False, False, False, "")

@@ -14,6 +14,7 @@ import attrs
 
 RUNNING = "running"
 ERROR = "error"  # Eqw: waits for qmod -cj
+RESCHEDULING = "rescheduling"  # Rq: qmod -r, its run is being killed; pending once it ended
 
 
 @attrs.define
@@ -39,7 +40,14 @@ class Task:
     restarted: int = 0
     delete_requested: bool = False
     error_reason: str = ""
-    suspended: bool = False
+    # why the task is stopped: "job" (qmod -sj), "queue" (qmod -sq of its queue
+    # instance), "threshold" (suspend_thresholds), "subordinate" (subordinate_list);
+    # stopped while non-empty (minisge.job_control)
+    suspended_by: set[str] = attrs.field(factory=set, converter=set)
+
+    @property
+    def suspended(self) -> bool:
+        return bool(self.suspended_by)
 
     @property
     def slots(self) -> int:

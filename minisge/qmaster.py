@@ -20,15 +20,17 @@ from typing import Callable
 import cattrs
 import trio
 
-from minisge import accounting_writer, exit_rules, scheduler
+from minisge import accounting_writer, exit_rules, job_control, scheduler
 from minisge.cell import Cell
 from minisge.config_state import ConfigState, RequestError
-from minisge.job import ERROR, RUNNING, Grant, Job, Task
+from minisge.job import ERROR, RESCHEDULING, RUNNING, Grant, Job, Task
 from minisge.spool import QmasterSpool
 
 log = logging.getLogger("minisge.qmaster")
 
 _conv = cattrs.Converter()
+# Task.suspended_by: a JSON list in the spool
+_conv.register_unstructure_hook_func(lambda t: t is set or getattr(t, "__origin__", None) is set, sorted)
 
 
 def user_name(uid: int) -> str:
@@ -62,12 +64,18 @@ class Qmaster:
         self.boot_time = clock()
         self.dirty: dict[int, Job] = {}  # changed jobs flush() is to spool
         self.acks: list[tuple[str, dict]] = []  # execd acknowledgements flush() is to send
+        from minisge.pe_tasks import PeTasks
+
+        self.pe_tasks = PeTasks(self)  # slave tasks started by qrsh -inherit
 
     # ------------------------------------------------------------ loading
     def load(self) -> None:
         self.config.load()
         self.last_job_id = self.spool.read_jobseqnum()
         for data in self.spool.load_jobs():
+            for t in (data.get("tasks") or {}).values():  # spool files of before suspended_by
+                if t.pop("suspended", False):
+                    t.setdefault("suspended_by", ["job"])
             job = _conv.structure(data, Job)
             self.jobs[job.number] = job
             self.last_job_id = max(self.last_job_id, job.number)
@@ -237,9 +245,14 @@ class Qmaster:
             if task.state == ERROR:
                 job.tasks.pop(task.task_id)
                 continue
+            if task.state == RESCHEDULING:  # its run is already being killed
+                task.delete_requested = True
+                continue
             task.delete_requested = True
             signalled = True
-            await self.send_to_execd(task, {"op": "signal", "job_id": job.number, "task_id": task.task_id, "signal": "KILL"})
+            # the queue's terminate_method (default SIGKILL), SIGUSR2 first for -notify
+            await self.send_to_execd(task, job_control.control_message(self, job, task, "terminate"))
+            await self.pe_tasks.kill(job.number, task.task_id)  # its slave tasks, on every host
         self.save_job(job)
         self.release_dependents(job)
         if signalled:
@@ -294,6 +307,8 @@ class Qmaster:
         """qmod -d/-e (disable/enable), -c (clear queue error), -cj (clear job error)."""
         caller = user_name(uid)
         action = req.get("action")
+        if action in job_control.QMOD_ACTIONS:  # -s/-us/-r and their -j/-q forms
+            return job_control.qmod(self, req, uid)
         lines: list[str] = []
         rc = 0
         if action == "cj":
@@ -344,13 +359,33 @@ class Qmaster:
         self.changed()
         return lines, rc
 
+    # ------------------------------------------------------------ job control
+    def queue_rerun(self, task: Task) -> str:
+        """queue_conf(5) ``rerun`` of the task's (master) queue instance."""
+        m = task.master
+        conf = self.config.cqueues.get(m.cqueue) if m is not None else None
+        return self.config.qvalue(conf, "rerun", m.host) if conf is not None else "FALSE"
+
+    def suspend_task(self, job: Job, task: Task, cause: str) -> None:
+        """Add a suspension cause (job, queue, threshold, subordinate); the job
+        is stopped when it is the first (minisge.job_control)."""
+        job_control.suspend_task(self, job, task, cause)
+
+    def resume_task(self, job: Job, task: Task, cause: str) -> None:
+        """Remove a suspension cause; the job continues when none is left."""
+        job_control.resume_task(self, job, task, cause)
+
     # ------------------------------------------------------------ scheduling
     def schedule(self) -> list[tuple[Job, Task]]:
-        snap = self.config.snapshot(self.jobs, self.execds)
-        plan = scheduler.schedule(snap)
+        now = self.clock()
+        from minisge import load_control  # thresholds and subordination: suspend/resume, states a A S
+
+        with scheduler.gc_paused():
+            snap = self.config.snapshot(self.jobs, self.execds, now=now)
+            snap = load_control.apply(self, snap)
+            plan = scheduler.schedule(snap)
         self.pending_reasons = plan.reasons
         started = []
-        now = self.clock()
         for d in plan.dispatches:
             job = self.jobs[d.job_id]
             if d.task_id not in job.pending:
@@ -368,6 +403,8 @@ class Qmaster:
             started.append((job, task))
         for job, _ in started:
             self.dirty[job.number] = job
+        if started:
+            load_control.dispatched(self)  # a superordinated queue instance may have filled up
         return started
 
     def ack_task_end(self, host: str, job_id: int, task_id: int) -> None:
@@ -399,9 +436,12 @@ class Qmaster:
         it goes back to pending, to run once."""
         for job in list(self.jobs.values()):
             lost = [t for t in job.tasks.values()
-                    if t.state == RUNNING and t.master is not None and t.master.host == host
+                    if t.state in (RUNNING, RESCHEDULING) and t.master is not None and t.master.host == host
                     and (job.number, t.task_id) not in known]
             for t in lost:
+                if t.state == RESCHEDULING:  # qmod -r while its host was away
+                    job_control.end_of_rescheduled(self, job, t)
+                    continue
                 log.warning("task %d.%d was never started on %s: back to pending", job.number, t.task_id, host)
                 del job.tasks[t.task_id]
                 if not t.delete_requested:
@@ -431,8 +471,19 @@ class Qmaster:
         task = job.tasks.get(report["task_id"])
         if task is None:
             return
+        if task.state == RESCHEDULING:  # qmod -r: accounted when it was pushed
+            job_control.end_of_rescheduled(self, job, task)
+            if job.is_done():  # deleted meanwhile
+                self.save_job(job)
+                self.release_dependents(job)
+                self.notify_waiters(job)
+            else:
+                self.dirty[job.number] = job
+            self.changed()
+            return
         outcome = exit_rules.job_outcome(report, self.config.forbid_reschedule, self.config.forbid_apperror,
                                          deleted=task.delete_requested)
+        outcome = job_control.rerun_outcome(outcome, job, task, self.queue_rerun(task))
         record = accounting_writer.record_for(job, task, report, outcome.failed, self.host)
         if not (task.start_time < self.boot_time and accounting_writer.already_written(self.cell.accounting, record)):
             accounting_writer.append(self.cell.accounting, record)
@@ -442,7 +493,7 @@ class Qmaster:
             job.pending.sort()
             # Rq and RESTARTED=1 only for a reschedule (exit 99); a re-queue after a
             # queue or host failure leaves the job as it was (qw), as in 8.1.9
-            job.restarted_pending[task.task_id] = task.restarted + (1 if outcome.failed == exit_rules.SSTATE_AGAIN else 0)
+            job.restarted_pending[task.task_id] = job_control.restarted_after(task.restarted, outcome.failed)
         elif outcome.job_error and not task.delete_requested:
             task.state = ERROR
             task.error_reason = outcome.reason

@@ -93,13 +93,16 @@ async def serve_execd(stream: trio.SocketStream, qm: Qmaster, handler: RequestHa
 
 async def _from_execd(qm: Qmaster, handler: RequestHandler, link: RemoteExecd, msg: dict, nursery) -> None:
     op = msg.get("op")
-    if op == "task_end":
+    if op in ("task_end", "pe_task_output", "pe_task_end"):
         msg["host"] = link.host
         await handler.execd_report(msg)
     elif op == "load":
         values = msg.get("values")
         if isinstance(values, dict):
             qm.config.load_values[link.host] = {str(k): str(v) for k, v in values.items()}
+            from minisge import load_control
+
+            load_control.load_reported(qm)  # wakes the scheduler when a threshold is crossed
     elif op == "relay":
         nursery.start_soon(_relay, handler, link, msg)
     else:

@@ -48,8 +48,17 @@ class RequestHandler:
     async def _execd_report(self, msg: dict) -> None:
         if msg.get("op") == "load":
             self.qm.config.load_values[msg["host"]] = dict(msg.get("values") or {})
+            from minisge import load_control
+
+            load_control.load_reported(self.qm)  # wakes the scheduler when a threshold is crossed
+            return
+        if msg.get("op") in ("pe_task_output", "pe_task_end"):
+            await self.qm.pe_tasks.from_execd(msg)
             return
         if msg.get("op") == "task_end":
+            msg = await self.qm.pe_tasks.master_end(msg)  # None: held until its slave tasks ended
+            if msg is None:
+                return
             self.qm.task_finished(msg)
             # acknowledged even when unknown (already recorded before a restart),
             # so the execd can drop the task's directory; sent once spooled
@@ -114,6 +123,10 @@ class RequestHandler:
     async def op_qmod(self, req, peer: Credentials, send_more) -> dict:
         out, rc = await self.qm.qmod(req, peer.uid)
         return ok_reply(lines=out, rc=rc)
+
+    async def op_pe_task(self, req, peer: Credentials, send_more) -> dict:
+        """qrsh -inherit: a slave task of a running parallel job (minisge.pe_tasks)."""
+        return await self.qm.pe_tasks.run(req, peer, send_more)
 
     async def op_qquota(self, req, peer: Credentials, send_more) -> dict:
         """qquota(1): the usage of the enabled resource quota sets, as rows

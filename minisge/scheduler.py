@@ -17,11 +17,16 @@ category found unplaceable is not tried again in the same pass.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import fnmatch
-from dataclasses import dataclass, field
+import gc
+import functools
+import operator
+from dataclasses import dataclass, field, fields
 from typing import Callable, Mapping
 
+from minisge import job_order, sched_match
 from minisge.formats import access_list
 
 
@@ -41,10 +46,16 @@ class QInstance:
     xuser_lists: tuple = ()
     projects: tuple = ()
     xprojects: tuple = ()
+    complex_names: frozenset | None = None  # the names in complex_values (None: every name in values)
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         return f"{self.cqueue}@{self.host}"
+
+    @property
+    def complex_value_names(self) -> frozenset:
+        """The attributes of the queue's complex_values (not its built-in limits)."""
+        return frozenset(self.values) if self.complex_names is None else self.complex_names
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,7 @@ class PE:
     user_lists: tuple = ()  # sge_pe(5) access: userset names (empty = NONE)
     xuser_lists: tuple = ()
     job_is_first_task: bool = True
+    urgency_slots: str = "min"  # sge_pe(5): the slots a -pe range counts for in urgency
 
 
 @dataclass(frozen=True)
@@ -78,6 +90,11 @@ class PendingTask:
     held: bool = False
     group: str = ""  # the owner's primary group, for @group access list entries
     project: str | None = None  # -P
+    soft_requests: Mapping[str, str] = field(default_factory=dict)  # -soft -l: preferred, not required
+    soft_queues: tuple = ()  # -soft -q
+    master_queues: tuple = ()  # -masterq: where the master task of a PE job may go
+    submission_time: float = 0.0  # for the waiting time contribution (sge_priority(5))
+    deadline: float = 0.0  # -dl in seconds since the epoch (0: none)
 
 
 @dataclass(frozen=True)
@@ -93,6 +110,9 @@ class Snapshot:
     load_of: Callable[[HostInfo], float] | None = None
     acls: Mapping[str, object] = field(default_factory=dict)  # userset name -> access_list.AccessList
     quotas: object = None  # quota.QuotaContext: resource quota sets and their usage (None: no quotas)
+    now: float = 0.0  # the time of the pass: waiting time and deadline (the scheduler reads no clock)
+    weights: job_order.Weights = job_order.Weights()  # sched_conf(5) weight_*
+    running: tuple = ()  # job_order.JobFacts of the running jobs: urgency is normalized over them too
 
 
 @dataclass
@@ -140,35 +160,164 @@ def _numeric(complexes, name: str, text: str) -> float:
     return complexes.numeric(name, text)
 
 
-def _consumable_fits(snap: Snapshot, book: _Book, qi: QInstance, name: str, amount: float) -> str | None:
-    """None if ``amount`` of consumable ``name`` is free at every level that defines it."""
-    levels = (
-        (snap.global_values, book.global_consumed, "global"),
-        (snap.hosts[qi.host].values if qi.host in snap.hosts else {}, book.host_consumed.setdefault(qi.host, {}), f"host {qi.host}"),
-        (qi.values, book.qi_consumed[qi.name], f"queue {qi.name}"),
+def _levels(snap: Snapshot, book: _Book, qi: QInstance):
+    """complex(5) levels, in the order Grid Engine checks them: (letter,
+    where for the reason, complex_values, booked amounts, load values)."""
+    host = snap.hosts.get(qi.host)
+    return (
+        ("g", "globally", snap.global_values, book.global_consumed, None),
+        ("h", f'at host "{qi.host}"', host.values if host else {}, book.host_consumed.setdefault(qi.host, {}),
+         host.load if host else None),
+        ("q", f'in queue "{qi.name}"', qi.values, book.qi_consumed[qi.name], None),
     )
-    defined = False
-    for values, consumed, where in levels:
-        if name in values:
-            defined = True
-            total = _numeric(snap.complexes, name, values[name])
-            if total - consumed.get(name, 0.0) < amount:
-                return f"cannot run in {where} because it offers only {name}={total - consumed.get(name, 0.0):g}"
-    if not defined:
-        return f"cannot run in queue {qi.name} because it offers no {name}"
+
+
+def _resources_reject(snap: Snapshot, book: _Book, qi: QInstance, requests: Mapping[str, str],
+                      slots: int, defaults: bool = True) -> tuple[str, str] | None:
+    """complex(5): does every ``-l`` request hold on every level (global,
+    host, queue) that offers the attribute, counting what is booked, and
+    does the EXCL rule let the job in?  Consumables the job does not request
+    are checked with their default ("for default request").  None if all
+    hold, else (where, reason); an attribute no level offers: "job requests
+    unknown resource"."""
+    cx = snap.complexes
+    attrs = []
+    for name, value in requests.items():
+        attr = cx.get(name)
+        if attr is None:
+            return f'in queue "{qi.name}"', f"job requests unknown resource ({name})"
+        attrs.append((attr, value, ""))
+    asked = {a.name for a, _v, _p in attrs}
+    if defaults:
+        for attr in cx.consumables():
+            if attr.name == "slots" or attr.name in asked or sched_match._relop(attr) == "EXCL":
+                continue
+            d = attr.default if attr.default not in ("", "NONE") else "0"
+            if _numeric(cx, attr.name, d):
+                attrs.append((attr, d, "for default request "))
+    exclusive = {a.name for a, v, _p in attrs if sched_match._relop(a) == "EXCL" and _numeric(cx, a.name, v)}
+    found: set = set()
+    for letter, where, config, consumed, load in _levels(snap, book, qi):
+        for attr in _excl_attrs(cx):
+            why = sched_match.excl_rejects(attr, attr.name in exclusive, config, consumed)
+            if why:
+                return where, why
+            if attr.name in config:
+                found.add(attr.name)
+        for attr, value, prefix in attrs:
+            if sched_match._relop(attr) == "EXCL":
+                continue
+            offer = sched_match.level_offer(attr, letter, config, consumed, load)
+            if offer is None:
+                continue
+            found.add(attr.name)
+            n = 1 if sched_match._consumable(attr) == "JOB" else slots
+            if not sched_match.offer_satisfies(attr, value, offer, n):
+                return where, prefix + sched_match.reason_offers_only(attr, offer)
+    for attr, _value, prefix in attrs:
+        if not prefix and attr.name not in found:
+            return f'in queue "{qi.name}"', f"job requests unknown resource ({attr.name})"
     return None
 
 
-def _fixed_fits(snap: Snapshot, qi: QInstance, name: str, requested: str) -> str | None:
-    """A non-consumable request against queue, host and global values."""
+def _cqueue_request_rejects(snap: Snapshot, qi: QInstance, task: PendingTask) -> str | None:
+    """sge_complex_schedd.c request_cq_rejected: a ``-l`` request that the
+    configured value of every instance of the cluster queue refuses (a
+    numeric one only for a single slot) rules the whole cluster queue out:
+    ``(-l name=value) cannot run in queue "cq" because of cluster queue``."""
     cx = snap.complexes
+    siblings = _siblings(snap, qi)
+    for name, value in task.requests.items():
+        attr = cx.get(name)
+        if attr is None or sched_match._relop(attr) == "EXCL":
+            continue
+        if task.pe is not None and not sched_match._is_string(attr):
+            continue
+        refused = True
+        for q in siblings:
+            offered = q.values.get(attr.name)
+            if offered is None:
+                refused = False
+                break
+            try:
+                if complex_fmt_compare(attr, value, offered):
+                    refused = False
+                    break
+            except Exception:  # an offer Grid Engine cannot read matches nothing
+                continue
+        if refused:
+            return f'(-l {attr.name}={value}) cannot run in queue "{qi.cqueue}" because of cluster queue'
+    return None
+
+
+def complex_fmt_compare(attr, requested: str, offered: str) -> bool:
+    from minisge.formats import complex as complex_fmt
+
+    return complex_fmt.compare(attr, requested, offered)
+
+
+def _excl_attrs(cx) -> list:
+    """The complex attributes with relop EXCL (complex(5) exclusive scheduling)."""
+    consumables = getattr(cx, "consumables", None)
+    if consumables is None:
+        return []
+    cached = getattr(cx, "_excl_attrs", None)
+    if cached is not None and cached[0] is consumables():
+        return cached[1]
+    out = [a for a in consumables() if sched_match._relop(a) == "EXCL"]
+    try:
+        cx._excl_attrs = (consumables(), out)  # ComplexIndex.consumables() is computed once
+    except AttributeError:
+        pass
+    return out
+
+
+def _resource_reason(snap: Snapshot, task: PendingTask, where: str, why: str) -> str:
+    """Grid Engine's words: ``(-l REQUESTS) cannot run in queue "q@h" because ...``."""
+    return f"(-l {sched_match.request_text(snap.complexes, task.requests)}) cannot run {where} because {why}"
+
+
+def _forced_rejects(snap: Snapshot, qi: QInstance, task: PendingTask) -> str | None:
+    """complex(5) requestable FORCED: a queue instance, host or the cell
+    whose complex_values hold a forced attribute takes only jobs whose hard
+    ``-l`` requests it (sge_select_queue.c job_is_forced_centry_missing)."""
+    cx = snap.complexes
+    forced = _pass_memo(snap, "forced", lambda: [a for a in getattr(getattr(cx, "clist", None), "attrs", ())
+                                                 if str(a.requestable) == "FORCED"])
+    if not forced:
+        return None
+    requested = {cx.get(n).name for n in task.requests if cx.get(n) is not None}
     host = snap.hosts.get(qi.host)
-    for values in (qi.values, host.values if host else {}, host.load if host else {}, snap.global_values):
-        if name in values:
-            if cx.compare(name, requested, values[name]):
-                return None
-            return f"cannot run in queue instance {qi.name} because of {name}={values[name]}"
-    return f"cannot run in queue instance {qi.name} because it offers no {name}"
+    for attr in forced:
+        if attr.name in requested:
+            continue
+        if attr.name in snap.global_values:
+            return f"does not request globally 'forced' resource \"{attr.name}\""
+        if host is not None and attr.name in host.values:
+            return f"does not request 'forced' resource \"{attr.name}\" of host {qi.host}"
+        if attr.name in qi.complex_value_names:
+            return f"does not request 'forced' resource \"{attr.name}\" of queue instance {qi.name}"
+    return None
+
+
+def _soft_violations(snap: Snapshot, book: _Book, qi: QInstance, task: PendingTask) -> int:
+    """sge_select_queue.c compute_soft_violations: the ``-soft -l`` requests
+    that ``qi`` does not meet (for one slot), plus one for every ``-soft -q``
+    entry that does not name it."""
+    n = 0
+    for name, value in task.soft_requests.items():
+        if _resources_reject(snap, book, qi, {name: value}, 1, defaults=False) is not None:
+            n += 1
+    n += sum(1 for p in task.soft_queues if not _queue_matches((p,), qi))
+    return n
+
+
+def _by_soft_violations(snap: Snapshot, book: _Book, qis: list, task: PendingTask) -> list:
+    """Grid Engine sorts the suitable queue instances by soft violations
+    first, then by the queue sort (stable: the load/seq_no order among equals)."""
+    if not task.soft_requests and not task.soft_queues:
+        return qis
+    return sorted(qis, key=lambda q: _soft_violations(snap, book, q, task))
 
 
 def _has_access(snap: Snapshot, task: PendingTask, user_lists: tuple, xuser_lists: tuple) -> bool:
@@ -195,8 +344,28 @@ def _instance_access(snap: Snapshot, qi: QInstance, task: PendingTask) -> str | 
     return None
 
 
+def _pass_memo(snap: Snapshot, key, compute):
+    """What a pass derives from the (immutable) snapshot alone, computed
+    once per snapshot: kept in the snapshot's own ``__dict__`` (so a
+    ``dataclasses.replace`` copy starts afresh)."""
+    memo = snap.__dict__.setdefault("_pass_memo", {})
+    try:
+        return memo[key]
+    except KeyError:
+        value = memo[key] = compute()
+        return value
+
+
 def _siblings(snap: Snapshot, qi: QInstance) -> list[QInstance]:
-    return [q for q in snap.qinstances if q.cqueue == qi.cqueue]
+    by_cqueue = _pass_memo(snap, "siblings", lambda: _group_by_cqueue(snap.qinstances))
+    return by_cqueue.get(qi.cqueue, [])
+
+
+def _group_by_cqueue(qinstances) -> dict[str, list[QInstance]]:
+    out: dict[str, list[QInstance]] = {}
+    for q in qinstances:
+        out.setdefault(q.cqueue, []).append(q)
+    return out
 
 
 def _access_rejects(snap: Snapshot, qi: QInstance, task: PendingTask) -> str | None:
@@ -213,8 +382,11 @@ def _access_rejects(snap: Snapshot, qi: QInstance, task: PendingTask) -> str | N
 
 
 def _hard_queue_rejects(task: PendingTask, qi: QInstance) -> str | None:
-    """-q: named by the cluster queue when no pattern names it at all, else by the instance."""
+    """-q: named by the cluster queue when no pattern names it at all, else by the instance.
+    A PE job's ``-masterq`` instance passes too (it may hold the master task)."""
     if _queue_matches(task.queues, qi):
+        return None
+    if task.pe is not None and task.master_queues and _queue_matches(task.master_queues, qi):
         return None
     cq_named = any(fnmatch.fnmatchcase(qi.cqueue, p.split("@", 1)[0] or "*") for p in task.queues)
     where = qi.name if cq_named else qi.cqueue
@@ -224,54 +396,73 @@ def _hard_queue_rejects(task: PendingTask, qi: QInstance) -> str | None:
 def _fits(snap: Snapshot, book: _Book, qi: QInstance, task: PendingTask, slots: int) -> str | None:
     if set(qi.states) & _UNAVAILABLE_STATES:
         return f"queue instance \"{qi.name}\" dropped because it is {'disabled' if 'd' in qi.states else 'unavailable'}"
-    if "BATCH" not in qi.qtype:
-        return f"queue instance \"{qi.name}\" dropped because it is not of type batch"
     why = _hard_queue_rejects(task, qi) or _access_rejects(snap, qi, task)
+    if why:
+        return why
+    if task.pe is None and "BATCH" not in qi.qtype:
+        # queue_conf(5) qtype: a batch job never goes to an INTERACTIVE-only queue
+        # (a PE job needs the PE in pe_list instead, as in Grid Engine)
+        return f'cannot run in queue instance "{qi.name}" because it is not of type batch'
+    why = _forced_rejects(snap, qi, task)
     if why:
         return why
     if qi.slots - book.qi_used[qi.name] < slots:
         return f"cannot run in queue instance \"{qi.name}\" because it has not enough free slots"
-    cx = snap.complexes
-    for name, value in task.requests.items():
-        attr = cx.get(name)
-        if attr is None:
-            return f"unknown resource \"{name}\""
-        if attr.consumable != "NO":
-            amount = _numeric(cx, attr.name, value) * (1 if attr.consumable == "JOB" else slots)
-            why = _consumable_fits(snap, book, qi, attr.name, amount)
-        else:
-            why = _fixed_fits(snap, qi, attr.name, value)
-        if why:
-            return why
-    # consumables every job uses by default (slots itself is booked separately)
+    why = _cqueue_request_rejects(snap, qi, task)
+    if why:
+        return why
+    rejected = _resources_reject(snap, book, qi, task.requests, slots)
+    if rejected:
+        return _resource_reason(snap, task, *rejected)
     return None
+
+
+def consumption(cx, requests: Mapping[str, str]) -> dict[str, tuple[float, str]]:
+    """complex(5) consumables a job books: ``{name: (amount, YES|JOB)}`` of
+    its ``-l`` requests and, for those it does not request, the complex
+    default ("assumed implicitly to be consumed"); slots are booked apart."""
+    out: dict[str, tuple[float, str]] = {}
+    for attr in cx.consumables():
+        if attr.name == "slots":
+            continue
+        mode = sched_match._consumable(attr)
+        if attr.name in requests or attr.shortcut in requests:
+            val = requests.get(attr.name, requests.get(attr.shortcut))
+            out[attr.name] = (_numeric(cx, attr.name, val), mode)
+        else:
+            d = _numeric(cx, attr.name, attr.default) if attr.default not in ("", "NONE") else 0.0
+            if d:
+                out[attr.name] = (d, mode)
+    return out
+
+
+def debit(cx, requests: Mapping[str, str], slots: int, master: bool, levels) -> None:
+    """Book a job's consumables for ``slots`` slots of one queue instance
+    into each of ``levels`` (the queue instance's, its host's and the
+    global booked amounts): per slot (YES) times the slots, per job (JOB)
+    once, in the master queue only; and, for EXCL attributes, one more job
+    on the object (complex(5) exclusive scheduling)."""
+    for name, (amount, mode) in consumption(cx, requests).items():
+        if mode == "JOB" and not master:
+            continue
+        total = amount if mode == "JOB" else amount * slots
+        for consumed in levels:
+            consumed[name] = consumed.get(name, 0.0) + total
+    for attr in _excl_attrs(cx):
+        key = sched_match.excl_jobs_key(attr.name)
+        for consumed in levels:
+            consumed[key] = consumed.get(key, 0.0) + 1
 
 
 def _default_consumption(snap: Snapshot, task: PendingTask) -> dict[str, tuple[float, str]]:
     """Consumables a task books: its requests and the complex defaults."""
-    out: dict[str, tuple[float, str]] = {}
-    cx = snap.complexes
-    for attr in cx.consumables():
-        if attr.name == "slots":
-            continue
-        if attr.name in task.requests or attr.shortcut in task.requests:
-            val = task.requests.get(attr.name, task.requests.get(attr.shortcut))
-            out[attr.name] = (_numeric(cx, attr.name, val), attr.consumable)
-        else:
-            d = _numeric(cx, attr.name, attr.default) if attr.default not in ("", "NONE") else 0.0
-            if d:
-                out[attr.name] = (d, attr.consumable)
-    return out
+    return consumption(snap.complexes, task.requests)
 
 
 def _book(snap: Snapshot, book: _Book, qi: QInstance, task: PendingTask, slots: int, master: bool) -> None:
     book.qi_used[qi.name] += slots
-    for name, (amount, mode) in _default_consumption(snap, task).items():
-        if mode == "JOB" and not master:
-            continue
-        total = amount if mode == "JOB" else amount * slots
-        for consumed in (book.qi_consumed[qi.name], book.host_consumed.setdefault(qi.host, {}), book.global_consumed):
-            consumed[name] = consumed.get(name, 0.0) + total
+    levels = (book.qi_consumed[qi.name], book.host_consumed.setdefault(qi.host, {}), book.global_consumed)
+    debit(snap.complexes, task.requests, slots, master, levels)
 
 
 def _ranked(snap: Snapshot, qis: list[QInstance]) -> list[QInstance]:
@@ -285,25 +476,151 @@ def _ranked(snap: Snapshot, qis: list[QInstance]) -> list[QInstance]:
     return sorted(qis, key=key)
 
 
+# PendingTask fields that say who the task is or when it goes, not what it needs
+_NOT_CATEGORY = frozenset({"job_id", "task_id", "priority", "submission_time", "deadline", "held"})
+_CATEGORY_FIELDS = tuple(f.name for f in fields(PendingTask) if f.name not in _NOT_CATEGORY)
+
+
+_PLAIN = (str, int, float, bool, type(None), tuple, frozenset)
+_category_values = operator.attrgetter(*_CATEGORY_FIELDS)
+# the category fields that hold mappings (hard and soft -l requests)
+_DICT_AT = tuple(i for i, f in enumerate(f for f in fields(PendingTask) if f.name in _CATEGORY_FIELDS)
+                 if f.default_factory is dict or str(f.type).startswith(("Mapping", "dict")))
+
+
+def _hashable(value):
+    """A field's value as part of a dict key (dicts as sorted item tuples)."""
+    if type(value) in _PLAIN:
+        return value
+    if type(value) is dict or isinstance(value, Mapping):
+        return tuple(sorted(value.items())) if value else ()
+    if isinstance(value, (list, set)):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
 def _category(task: PendingTask) -> tuple:
-    return (tuple(sorted(task.requests.items())), task.queues, task.pe, task.owner, task.group, task.project)
+    """The job category (Grid Engine's sge_category): every request that
+    decides where a task may run -- resources, queues, PE, and owner, group
+    and project for access lists and quotas -- so every PendingTask field but
+    its identity and its place in the order.  Tasks of one category fit or
+    fail alike; a category found unplaceable is not tried again in the pass."""
+    values = _category_values(task)
+    if _DICT_AT:
+        values = list(values)
+        for i in _DICT_AT:
+            v = values[i]
+            values[i] = tuple(sorted(v.items())) if v else ()
+    try:
+        hash(values := tuple(values))
+    except TypeError:  # some other unhashable value: the general way
+        values = tuple(_hashable(v) for v in values)
+    return values
+
+
+def pending_tasks(common: dict, task_ids) -> list[PendingTask]:
+    """``PendingTask(task_id=t, **common)`` for every ``t`` of ``task_ids``,
+    made without the frozen dataclass's field-by-field ``__init__`` (the
+    snapshot makes one per pending task: 10,000s per pass); the fields left
+    out get their defaults, and the tasks are as immutable as any."""
+    plain, factories = _pending_defaults()
+    values = dict(plain)
+    for name, factory in factories.items():
+        if name not in common:
+            values[name] = factory()
+    values.update(common)
+    if len(values) != len(plain) + len(factories):
+        unknown = set(common) - plain.keys() - factories.keys()
+        raise TypeError(f"PendingTask has no field {sorted(unknown)[0]!r}")
+    if values.get("job_id") is None or values.get("owner") is None:
+        raise TypeError("PendingTask needs job_id and owner")
+    new = object.__new__
+    out = []
+    for tid in task_ids:
+        task = new(PendingTask)
+        task.__dict__.update(values)
+        task.__dict__["task_id"] = tid
+        out.append(task)
+    return out
+
+
+def _pending_defaults() -> tuple[dict, dict]:
+    """PendingTask's field defaults: (plain values, factories); None for
+    the fields without a default."""
+    cached = globals().get("_PENDING_DEFAULTS")
+    if cached is None:
+        import dataclasses
+
+        plain, factories = {}, {}
+        for f in fields(PendingTask):
+            if f.default_factory is not dataclasses.MISSING:
+                factories[f.name] = f.default_factory
+            else:
+                plain[f.name] = None if f.default is dataclasses.MISSING else f.default
+        cached = globals()["_PENDING_DEFAULTS"] = (plain, factories)
+    return cached
+
+
+def pending_facts(snap: Snapshot) -> list:
+    """job_order.JobFacts of the pending jobs of ``snap`` (one per job, from
+    its first task) followed by the running jobs' (``snap.running``)."""
+    seen: dict[int, job_order.JobFacts] = {}
+    for t in snap.pending:
+        if t.held or t.job_id in seen:
+            continue
+        seen[t.job_id] = job_order.JobFacts(
+            t.job_id, t.priority, t.submission_time, None, t.deadline,
+            tuple(t.requests.items()), t.pe)
+    return [*seen.values(), *(f for f in snap.running if f.job_id not in seen)]
+
+
+def dispatch_figures(snap: Snapshot) -> dict[int, job_order.Figures]:
+    """sge_priority(5) figures of the pending jobs (normalized together with
+    the running ones), as the pass orders them."""
+    return job_order.figures(pending_facts(snap), snap.complexes, snap.pes, snap.weights, snap.now)
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Run a pass (snapshot and schedule) with the cyclic garbage collector
+    paused: a pass makes an object or two per pending task and holds them
+    all, so with 100,000 pending jobs the collector would otherwise walk
+    them (and the qmaster's job table) again and again, for half the time.
+    The pass makes no garbage cycles worth collecting on the spot."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def schedule(snap: Snapshot) -> Plan:
+    """One scheduling pass: the pending tasks in sge_priority(5) order
+    (:mod:`minisge.job_order`), each placed on the best queue instances that
+    fit, booked so later tasks see them taken; held tasks are skipped."""
     plan = Plan()
     book = _Book(snap)
-    order = sorted(snap.pending, key=lambda t: (-t.priority, t.job_id, t.task_id))
+    order = job_order.dispatch_order([t for t in snap.pending if not t.held], dispatch_figures(snap))
     ranked = _ranked(snap, list(snap.qinstances))
     unplaceable: dict[tuple, list[str]] = {}
+    categories: dict[int, tuple] = {}  # job id -> category: tasks of a job share it
     for task in order:
-        if task.held:
-            continue
-        cat = _category(task)
+        cat = categories.get(task.job_id)
+        if cat is None:
+            cat = categories[task.job_id] = _category(task)
         if cat in unplaceable:
             plan.reasons.setdefault(task.job_id, unplaceable[cat])
             continue
+        place = _place_pe if task.pe else _place_single
+        # A queue instance without a free slot takes no task: try the others
+        # first (the same choice, found faster); only a task that fits
+        # nowhere needs the full scan, for Grid Engine's reason per instance.
+        placed = place(snap, book, [qi for qi in ranked if qi.slots > book.qi_used[qi.name]], task, [])
         reasons: list[str] = []
-        placed = _place_pe(snap, book, ranked, task, reasons) if task.pe else _place_single(snap, book, ranked, task, reasons)
+        if placed is None:
+            placed = place(snap, book, ranked, task, reasons)
         if placed is None:
             unplaceable[cat] = reasons = list(dict.fromkeys(reasons))  # each reason once
             plan.reasons.setdefault(task.job_id, reasons)
@@ -314,13 +631,26 @@ def schedule(snap: Snapshot) -> Plan:
 
 
 def _place_single(snap, book, ranked, task, reasons) -> Dispatch | None:
+    """The first queue instance (in queue sort order) that fits; with soft
+    requests the one that fits and meets the most of them, as Grid Engine
+    goes on looking until it finds one without soft violations."""
+    soft = bool(task.soft_requests or task.soft_queues)
+    best = None
     for qi in ranked:
         why = _fits(snap, book, qi, task, 1) or _quota_fits(snap, book, qi, task, 1)
-        if why is None:
-            _book(snap, book, qi, task, 1, True)
-            return Dispatch(task.job_id, task.task_id, [(qi.cqueue, qi.host, 1)])
-        reasons.append(why)
-    return None
+        if why is not None:
+            reasons.append(why)
+            continue
+        violations = _soft_violations(snap, book, qi, task) if soft else 0
+        if best is None or violations < best[0]:
+            best = (violations, qi)
+        if violations == 0:
+            break
+    if best is None:
+        return None
+    qi = best[1]
+    _book(snap, book, qi, task, 1, True)
+    return Dispatch(task.job_id, task.task_id, [(qi.cqueue, qi.host, 1)])
 
 
 def _place_pe(snap, book, ranked, task, reasons) -> Dispatch | None:
@@ -344,7 +674,7 @@ def _place_pe(snap, book, ranked, task, reasons) -> Dispatch | None:
         if granted is None:
             reasons.append(f'cannot run in PE "{pe.name}" because it only offers {offered} slots')
             continue
-        book.__dict__.update(trial.__dict__)  # schedule() debits the quotas of the dispatch
+        _commit(book, trial)  # schedule() debits the quotas of the dispatch
         book.pe_used[pe.name] = book.pe_used.get(pe.name, 0) + sum(n for _qi, n in granted)
         return Dispatch(task.job_id, task.task_id, [(qi.cqueue, qi.host, n) for qi, n in granted], pe.name)
     return None
@@ -354,6 +684,7 @@ def _pe_hosts(snap, book, ranked, task, pe, reasons) -> list[list[QInstance]]:
     """The queue instances that offer PE ``pe`` and a slot to the task,
     grouped by host, hosts in most-suitable-first (queue sort) order."""
     by_host: dict[str, list[QInstance]] = {}
+    fitting: list[QInstance] = []
     for qi in ranked:
         if pe.name not in qi.pe_list:
             listed = any(pe.name in q.pe_list for q in _siblings(snap, qi))
@@ -363,8 +694,17 @@ def _pe_hosts(snap, book, ranked, task, pe, reasons) -> list[list[QInstance]]:
         if why:
             reasons.append(why)
             continue
+        fitting.append(qi)
+    for qi in _by_soft_violations(snap, book, fitting, task):
         by_host.setdefault(qi.host, []).append(qi)
-    return list(by_host.values())
+    hosts = list(by_host.values())
+    if task.master_queues:
+        # qsub(1) -masterq: the master task's instance is granted first, so
+        # hosts with one come first, and it first on its host
+        def not_master(q):
+            return not _queue_matches(task.master_queues, q)
+        hosts = sorted((sorted(h, key=not_master) for h in hosts), key=lambda h: not_master(h[0]))
+    return hosts
 
 
 def _largest_in_ranges(ranges, most: int, step: int = 1) -> int | None:
@@ -379,14 +719,72 @@ def _largest_in_ranges(ranges, most: int, step: int = 1) -> int | None:
     return best
 
 
+class _Layer(dict):
+    """A trial's copy of one of the book's dicts, made on write: it holds
+    what the trial changed and reads the rest through to the dict below
+    (a nested dict is copied into the layer when first touched), so a trial
+    costs what it touches, not the size of the cell."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: dict):
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, key):
+        value = self.base[key]
+        if isinstance(value, dict):
+            value = dict(value)
+            dict.__setitem__(self, key, value)
+        return value
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or key in self.base
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            dict.__setitem__(self, key, default)
+        return self[key]
+
+    def keys(self):
+        return {k: None for k in (*self.base.keys(), *dict.keys(self))}.keys()
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def items(self):
+        return [(k, self[k]) for k in self.keys()]
+
+    def values(self):
+        return [self[k] for k in self.keys()]
+
+
 def _copy_book(book: _Book) -> _Book:
-    """A working copy for a trial placement; the quota ledger stays shared
-    (a trial's quota debits are undone by :meth:`_Grants.undo_quotas`)."""
+    """A working copy for a trial placement (copy-on-write layers over the
+    book's dicts: :class:`_Layer`); the quota ledger stays shared (a trial's
+    quota debits are undone by :meth:`_Grants.undo_quotas`).  Keep it with
+    :func:`_commit`."""
     new = copy.copy(book)
     for name, value in vars(book).items():
         if isinstance(value, dict):
-            setattr(new, name, copy.deepcopy(value))
+            setattr(new, name, _Layer(value))
     return new
+
+
+def _commit(book: _Book, trial: _Book) -> None:
+    """Make a trial placement (:func:`_copy_book` of ``book``) the book's
+    own: its changed entries are written down into the book's dicts."""
+    for name, value in vars(trial).items():
+        if isinstance(value, _Layer) and value.base is getattr(book, name, None):
+            value.base.update(dict.items(value))
+        else:
+            setattr(book, name, value)
 
 
 def _slots_fit(snap, book, qi, task, slots: int, pe: str) -> bool:
@@ -429,6 +827,15 @@ class _Grants:
 
     def take(self, snap, book, qi, task, want: int) -> int:
         first = not self.items
+        if task.master_queues and qi.name not in self.items:
+            # -masterq: the master task only in a matching instance; an
+            # instance admitted by -masterq alone holds nothing else
+            if first and not _queue_matches(task.master_queues, qi):
+                return 0
+            if not first and not _queue_matches(task.queues, qi):
+                return 0
+            if not _queue_matches(task.queues, qi):
+                want = 1
         extra = self.extra if first else 0
         k = _take(snap, book, qi, task, want, extra, first, self.pe)
         if k:
@@ -485,7 +892,7 @@ def _per_host(snap, book, task, hosts, limit: int, extra: int, pe: str, per_host
         for qi in host_qis:
             h.take(snap, trial, qi, task, g.total + per_host - h.total)
         if h.total == g.total + per_host:
-            book.__dict__.update(trial.__dict__)
+            _commit(book, trial)
             g.items, g.debits = h.items, g.debits + h.debits
         else:
             h.undo_quotas(snap, trial)
@@ -538,6 +945,8 @@ def _assign_one_host(snap, book, hosts, task, ranges, most: int, extra: int, pe:
         n = _largest_in_ranges(ranges, g.total)
         if n is not None and (best is None or n > best[0]):
             best = (n, host_qis)
+            if n >= most:  # no later host can hold more: this one is the most suitable
+                break
     if best is None:
         return None, offered, None
     trial = _copy_book(book)

@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import signal
 import time
 from typing import NamedTuple
@@ -164,6 +165,9 @@ def job_argv(cfg: dict) -> list[str]:
     """
     shell = cfg.get("shell") or "/bin/sh"
     args = list(cfg.get("args") or [])
+    starter = starter_method(cfg)
+    if starter:  # queue_conf(5) starter_method: run instead of the shell, with the job's arguments
+        return [starter, cfg["command"] if cfg.get("binary") else cfg["script_file"], *args]
     if cfg.get("binary"):
         cmd = " ".join([cfg["command"], *args])
         if cfg.get("noshell"):
@@ -174,6 +178,38 @@ def job_argv(cfg: dict) -> list[str]:
     if mode == "unix_behavior":
         return [script, *args]
     return [shell, script, *args]
+
+
+def starter_method(cfg: dict) -> str | None:
+    """The queue's starter_method, None when it is ``NONE`` (queue_conf(5))."""
+    m = (cfg.get("starter_method") or "").strip()
+    return None if not m or m.upper() == "NONE" else m
+
+
+def starter_environment(cfg: dict) -> dict:
+    """What a starter_method is told about the shell it replaces
+    (queue_conf(5), builtin_starter.c): SGE_STARTER_SHELL_PATH, the
+    configured or requested shell; SGE_STARTER_SHELL_START_MODE, the
+    shell_start_mode; SGE_STARTER_USE_LOGIN_SHELL=true when the shell's name
+    is in sge_conf(5) login_shells (8.1.9 sets it for binary jobs too)."""
+    if not starter_method(cfg):
+        return {}
+    shell = cfg.get("shell") or "/bin/sh"
+    env = {"SGE_STARTER_SHELL_PATH": shell,
+           "SGE_STARTER_SHELL_START_MODE": cfg.get("shell_start_mode") or "posix_compliant"}
+    if os.path.basename(shell) in (cfg.get("login_shells") or ()):
+        env["SGE_STARTER_USE_LOGIN_SHELL"] = "true"
+    return env
+
+
+def nice_value(cfg: dict) -> int | None:
+    """queue_conf(5) priority: the nice value of the task's processes (the
+    shepherd's setrlimits sets it for each child); None for 0 or nonsense."""
+    try:
+        n = int(str(cfg.get("priority") or "0").strip())
+    except ValueError:
+        return None
+    return max(-20, min(20, n)) or None
 
 
 def write_file(path: str, text: str) -> None:
@@ -208,6 +244,35 @@ def parse_usage(text: str) -> dict[str, str]:
 
 
 
+def child_rlimits(cfg: dict) -> tuple:
+    """The setrlimit(2) triples every child of the shepherd gets (the
+    shepherd's setrlimits, called for prolog, PE procedures, job and epilog
+    alike): the task's limits, per slot where queue_conf(5) says so."""
+    from minisge import limits
+
+    pairs = limits.rlimits(cfg.get("limits") or {}, cfg.get("host_slots") or 1, frozenset(cfg.get("consumable_job") or ()))
+    return tuple((limits.RLIMIT_OF[k], limits.as_rlim(soft), limits.as_rlim(hard)) for k, (soft, hard) in pairs.items())
+
+
+def set_rlimits(rlimits) -> None:
+    """setrlimit(2) each; a hard limit above the one this process may set
+    (a daemon that is not root) is lowered to it, as a failure of Grid
+    Engine's pushlimit is only traced, never fatal."""
+    for res, soft, hard in rlimits:
+        try:
+            resource.setrlimit(res, (soft, hard))
+        except (OSError, ValueError):
+            _, cur_hard = resource.getrlimit(res)
+            if cur_hard != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or hard > cur_hard):
+                hard = cur_hard
+            if soft == resource.RLIM_INFINITY or soft > hard:
+                soft = hard
+            try:
+                resource.setrlimit(res, (soft, hard))
+            except (OSError, ValueError):
+                pass
+
+
 def _open_output(path: str, flags: int = os.O_WRONLY | os.O_CREAT | os.O_APPEND) -> int:
     return os.open(path, flags, 0o644)
 
@@ -227,6 +292,8 @@ class Child(NamedTuple):
     merge: bool
     exec_state: int  # the failed state when the exec itself fails
     owner: tuple  # (uid, gid, groups) of the job owner, who opens the files
+    rlimits: tuple = ()  # ((RLIMIT_x, soft, hard), ...): queue_conf(5) RESOURCE LIMITS
+    nice: int | None = None  # queue_conf(5) priority
 
 
 def _exec_child(child: Child, errpipe_w: int) -> None:
@@ -239,6 +306,8 @@ def _exec_child(child: Child, errpipe_w: int) -> None:
     root = os.getuid() == 0
     try:
         os.setpgid(0, 0)
+        if child.nice:  # as root still: a negative nice value needs it
+            os.setpriority(os.PRIO_PROCESS, 0, child.nice)
         if root:
             uid, gid, groups = child.owner
             os.setgroups(groups or [gid])
@@ -269,6 +338,7 @@ def _exec_child(child: Child, errpipe_w: int) -> None:
             except (OSError, ValueError):
                 pass
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        set_rlimits(child.rlimits)  # last: an address space limit may be below this process's
         os.execve(child.argv[0], child.argv, child.env)
     except BaseException as e:  # report to the shepherd and die
         try:
@@ -319,7 +389,8 @@ class Shepherd:
         return Child(argv=argv, env=env, uid=who["uid"], gid=who["gid"], groups=who.get("groups") or [],
                      cwd=cfg["cwd"], stdin_path=cfg.get("stdin_path") or "/dev/null",
                      stdout_path=stdout, stderr_path=stderr, merge=bool(cfg.get("merge")), exec_state=exec_state,
-                     owner=(cfg["uid"], cfg["gid"], cfg.get("groups") or []))
+                     owner=(cfg["uid"], cfg["gid"], cfg.get("groups") or []),
+                     rlimits=child_rlimits(cfg), nice=nice_value(cfg))
 
     def spawn(self, child: Child, on_pid=None) -> tuple[int, object, str]:
         """Fork and exec ``child``, wait for it: (wait status, rusage, setup
@@ -348,6 +419,13 @@ class Shepherd:
                 continue
         return status, ru, err.decode(errors="replace")
 
+    def procedure_started(self, pid: int) -> None:
+        """A procedure's pid goes to ``proc_pid``, so a qdel (the execd's
+        terminate) kills it; a qdel already asked for kills it at once."""
+        write_file(self.path("proc_pid"), f"{pid}\n")
+        if self.signalled():
+            os.kill(pid, signal.SIGKILL)  # its group may not exist yet
+
     def run_procedure(self, name: str) -> int:
         """Run the prolog, pe_start, pe_stop or epilog if configured: 0 when
         it is not or succeeded, ``before`` when it could not be started,
@@ -372,7 +450,11 @@ class Shepherd:
             out, err = self.cfg["pe_stdout_path"], self.cfg["pe_stderr_path"]
         else:
             out, err = self.cfg["stdout_path"], self.cfg["stderr_path"]
-        status, _, setup_error = self.spawn(self.child(argv, env, proc, out, err, step.before))
+        status, _, setup_error = self.spawn(self.child(argv, env, proc, out, err, step.before), self.procedure_started)
+        try:
+            os.unlink(self.path("proc_pid"))
+        except FileNotFoundError:
+            pass
         if setup_error:
             state, _, msg = setup_error.partition(" ")
             self.fail(int(state) if state.isdigit() else step.before, msg)
@@ -380,6 +462,10 @@ class Shepherd:
         code = exit_code(status)
         if code == 0:
             return 0
+        if self.signalled() and name in ("prolog", "pe_start"):
+            # killed by a qdel (minisge.execd_control): no failure of the queue;
+            # the job is not started and ends as deleted before it ran
+            return step.failed
         self.fail(step_state(step, code), f"exit_status of {name} = {code}")
         return step.failed
 
@@ -398,7 +484,8 @@ class Shepherd:
             except (FileNotFoundError, ValueError, ProcessLookupError):
                 pass
 
-        child = self.child(job_argv(cfg), cfg["env"], cfg, cfg["stdout_path"], cfg["stderr_path"], SSTATE_NO_SHELL)
+        env = dict(cfg["env"], **starter_environment(cfg))
+        child = self.child(job_argv(cfg), env, cfg, cfg["stdout_path"], cfg["stderr_path"], SSTATE_NO_SHELL)
         start = time.time()
         status, ru, setup_error = self.spawn(child, started)
         end = time.time()

@@ -150,7 +150,9 @@ class QmasterSpool:
 
     def write_script(self, job_id: int, text: str) -> str:
         p = os.path.join(self.dir, "job_scripts", str(job_id))
-        atomic_write(p, text, mode=0o644)
+        # executable, as the execd's copy in 8.1.9: a starter_method or
+        # shell_start_mode unix_behavior execs it directly
+        atomic_write(p, text, mode=0o755)
         return p
 
     def script_path(self, job_id: int) -> str:

@@ -3,12 +3,8 @@
 
 from __future__ import annotations
 
-from minisge.job import ERROR, Job, Task
+from minisge.job import ERROR, RESCHEDULING, Job, Task
 from minisge.qmaster import Qmaster, user_name
-
-
-_BASE_PRIORITY = 1024  # JB_priority is kept offset by 1024 (-p -1023..1024)
-_NUMERIC_TYPES = ("INT", "DOUBLE", "MEMORY", "TIME", "BOOL")
 
 
 def _considered(job: Job) -> bool:
@@ -17,101 +13,43 @@ def _considered(job: Job) -> bool:
     return not job.held
 
 
-def _request_value(text) -> float:
-    """A resource request as a number (``2G`` → bytes, ``TRUE`` → 1)."""
-    from minisge.formats.sge_types import parse_number
-
-    word = str(text).strip()
-    if word.upper() in ("TRUE", "FALSE"):
-        return 1.0 if word.upper() == "TRUE" else 0.0
-    try:
-        return float(parse_number(word))
-    except Exception:  # not a number: only its urgency counts
-        return 1.0
+def _pe_objects(qm: Qmaster) -> dict:
+    return getattr(qm.config, "pes", None) or {}
 
 
-def _resource_contribution(qm: Qmaster, job: Job) -> tuple[float, list[tuple[str, str, float]]]:
-    """sge_urgency.c: the implicit ``slots`` request (its complex urgency ×
-    slots) plus every hard request (urgency × value × slots for a numeric
-    complex, the urgency alone otherwise).  Returns the sum and the per-request
-    contributions that ``qstat -r`` prints."""
-    by_name = qm.config.complex_index._by if getattr(qm.config, "complexes", None) is not None else {}
-    slots = job.requested_slots()
+def priorities(qm: Qmaster, now: float | None = None, detail: bool = True) -> dict[int, dict]:
+    """Each job's priority figures (sge_priority(5)) for qstat -pri/-urg/-ext/-r,
+    computed by :mod:`minisge.job_order` exactly as the scheduler orders its
+    pass: urgency normalized over the jobs the scheduler considers (not
+    held), ntckts 0.5 (no ticket policy), the weights of the scheduler
+    configuration.  A held job shows 0 in every column but its per-request
+    contributions (``qstat -r``, computed for every job as qstat does; not
+    without ``detail``, when only ``prio`` is shown)."""
+    from minisge import job_order
 
-    def urgency(attr) -> float:
-        try:
-            return float(attr.urgency)
-        except (TypeError, ValueError):
-            return 0.0
-
-    slots_attr = by_name.get("slots")
-    total = urgency(slots_attr) * slots if slots_attr is not None else 1000.0 * slots
-    per_request = []
-    for name, value in (job.spec.get("hard_resources") or {}).items():
-        attr = by_name.get(name)
-        if attr is None:
-            per_request.append((name, value, 0.0))
-            continue
-        if str(attr.type) in _NUMERIC_TYPES:
-            c = urgency(attr) * _request_value(value) * slots
-        else:
-            c = urgency(attr)
-        total += c
-        per_request.append((attr.name, value, c))
-    return total, per_request
-
-
-def _normalize(value: float, low: float, high: float) -> float:
-    """sge_normalize_value: 0.5 when the range is empty."""
-    if high - low < 1e-11:
-        return 0.5
-    return (value - low) / (high - low)
-
-
-def priorities(qm: Qmaster, now: float | None = None) -> dict[int, dict]:
-    """Each job's priority figures as sge_urgency.c and sgeee.c compute them.
-
-    urg = rrcontr (resource requests) + wtcontr (weight_waiting_time × seconds
-    waited; frozen at the start for a running job) + dlcontr
-    (weight_deadline / seconds left); nurg normalizes urg over the jobs the
-    scheduler considers, nppri is (-p + 1024) / 2048, ntckts is 0.5 (no
-    ticket policy: every job has 0 tickets, an empty range), and
-    prio = weight_urgency × nurg + weight_priority × nppri + weight_ticket
-    × ntckts, with the weights of the scheduler configuration.
-    """
     now = qm.clock() if now is None else now
     sconf = getattr(qm.config, "sched_conf", None)
-    w_urg = float(getattr(sconf, "weight_urgency", 0.1))
-    w_pri = float(getattr(sconf, "weight_priority", 1.0))
-    w_tix = float(getattr(sconf, "weight_ticket", 0.01))
-    w_wait = float(getattr(sconf, "weight_waiting_time", 0.0))
-    w_dead = float(getattr(sconf, "weight_deadline", 3600000.0))
+    weights = job_order.Weights.from_sched_conf(sconf) if sconf is not None else job_order.Weights()
+    cx = qm.config.complex_index if getattr(qm.config, "complexes", None) is not None else {}
+    pes = _pe_objects(qm)
+    considered = [job_order.job_facts(job, now) for job in qm.jobs.values() if _considered(job)]
+    figs = job_order.figures(considered, cx, pes, weights, now)
     out: dict[int, dict] = {}
+    for f in considered:
+        g = figs[f.job_id]
+        out[f.job_id] = {"prio": g.prio, "nurg": g.nurg, "nppri": g.nppri, "ntckts": g.ntckts, "urg": g.urg,
+                         "rrcontr": g.rrcontr, "wtcontr": g.wtcontr, "dlcontr": g.dlcontr,
+                         "deadline": int(f.deadline), "hard_resources": list(g.per_request)}
     for job in qm.jobs.values():
-        rrc, per_request = _resource_contribution(qm, job)
-        if not _considered(job):
-            out[job.number] = {"prio": 0.0, "nurg": 0.0, "nppri": 0.0, "ntckts": 0.0, "urg": 0.0,
-                               "rrcontr": 0.0, "wtcontr": 0.0, "dlcontr": 0.0,
-                               "hard_resources": per_request}
+        if job.number in out:
             continue
-        starts = [t.start_time for t in job.tasks.values() if t.start_time]
-        waited_until = min(starts) if starts and not job.pending else now
-        wtc = w_wait * max(0.0, waited_until - job.submission_time)
-        dtc = 0.0
-        deadline = job.spec.get("deadline")
-        if deadline:
-            dtc = w_dead / max(float(deadline) - now, 1.0)
-        out[job.number] = {"urg": rrc + wtc + dtc, "rrcontr": rrc, "wtcontr": wtc, "dlcontr": dtc,
-                           "nppri": (job.priority + _BASE_PRIORITY) / 2048.0, "ntckts": 0.5,
-                           "deadline": int(deadline) if deadline else 0,
-                           "hard_resources": per_request}
-    considered = [f for n, f in out.items() if _considered(qm.jobs[n])]
-    if considered:
-        low = min(f["urg"] for f in considered)
-        high = max(f["urg"] for f in considered)
-        for f in considered:
-            f["nurg"] = _normalize(f["urg"], low, high)
-            f["prio"] = w_urg * f["nurg"] + w_pri * f["nppri"] + w_tix * f["ntckts"]
+        if not detail:
+            out[job.number] = {"prio": 0.0}
+            continue
+        f = job_order.job_facts(job, now)
+        _total, per_request = job_order.resource_contribution(f.requests, job_order.job_slot_request(f.pe, pes), cx)
+        out[job.number] = {"prio": 0.0, "nurg": 0.0, "nppri": 0.0, "ntckts": 0.0, "urg": 0.0,
+                           "rrcontr": 0.0, "wtcontr": 0.0, "dlcontr": 0.0, "hard_resources": list(per_request)}
     return out
 
 
@@ -123,10 +61,31 @@ def _task_state(job: Job, task: Task | None) -> str:
         return s + "qw"
     if task.state == ERROR:
         return "E" + ("h" if job.held else "") + "qw"
-    s = "d" if task.delete_requested else ""
-    if task.restarted:
+    if task.state == RESCHEDULING:  # qmod -r: back to pending while its old run is killed
+        return ("h" if job.held else "") + "Rq"
+    return running_state_letters(task.delete_requested, task.restarted, task.suspended_by)
+
+
+def running_state_letters(deleted: bool, restarted: int, suspended_by) -> str:
+    """The qstat state of a dispatched task (job_get_state_string, SGE-FACTS
+    §4, order d E S T h R q r s t w): ``S`` while its queue instance is
+    suspended (qmod -sq; 8.1.9 marks the job suspended-on-subordinate, as
+    observed) or a subordinate_list suspends it, ``T`` while a
+    suspend_threshold does, ``s`` while qmod -sj does; ``r`` only when
+    nothing suspends it.  E.g. ``r``, ``Rr``, ``dr``, ``s``, ``S``, ``T``, ``Ss``."""
+    causes = set(suspended_by or ())
+    s = "d" if deleted else ""
+    if causes & {"queue", "subordinate"}:
+        s += "S"
+    if "threshold" in causes:
+        s += "T"
+    if restarted:
         s += "R"
-    return s + ("s" if task.suspended else "r")
+    if not causes:
+        s += "r"
+    if "job" in causes:
+        s += "s"
+    return s
 
 
 def _hold_letters(job: Job) -> str:
@@ -136,12 +95,12 @@ def _hold_letters(job: Job) -> str:
             + ("s" if job.system_hold else "") + ("j" if job.predecessors else ""))
 
 
-def job_row(job: Job, figures: dict | None = None) -> dict:
+def job_row(job: Job, figures: dict | None = None, detail: bool = True) -> dict:
     """A job in the shape :mod:`minisge.output.qstat_out` documents (listing,
-    ``-ext``, ``-pri``, ``-urg`` and ``-r`` keys included)."""
+    ``-ext``, ``-pri``, ``-urg`` and ``-r`` keys included; only the listing's
+    without ``detail``: what a plain ``qstat`` prints)."""
     figures = figures or {}
     s = job.spec
-    pe = s.get("pe") or {}
     d = {
         "job_number": job.number,
         "name": job.name,
@@ -152,6 +111,19 @@ def job_row(job: Job, figures: dict | None = None) -> dict:
         "prio": figures.get("prio", 0.0),
         "state": "qw",
         "holds": _hold_letters(job),
+    }
+    if detail:
+        d.update(_detail_keys(job, figures))
+    d["tasks"] = []
+    _add_tasks(job, d)
+    return d
+
+
+def _detail_keys(job: Job, figures: dict) -> dict:
+    """The keys of ``qstat -ext``, ``-pri``, ``-urg``, ``-r`` and ``-xml``."""
+    s = job.spec
+    pe = s.get("pe") or {}
+    return {
         # -pri / -urg / -ext
         "nurg": figures.get("nurg", 0.0),
         "nppri": figures.get("nppri", 0.0),
@@ -176,11 +148,15 @@ def job_row(job: Job, figures: dict | None = None) -> dict:
         "predecessors_requested": [str(x) for x in s.get("hold_jid") or ()],
         "predecessors": list(job.predecessors),
         "binding": "NONE",
-        "tasks": [],
     }
+
+
+def _add_tasks(job: Job, d: dict) -> dict:
+    """The job's tasks (running, in error, pending ranges) into row ``d``;
+    a job that is no array becomes its own single task."""
     tasks = d["tasks"]
     for t in sorted(job.tasks.values(), key=lambda t: t.task_id):
-        running = t.state != ERROR
+        running = t.state not in (ERROR, RESCHEDULING)
         if running and t.granted_pe:
             d["granted_pe"] = t.granted_pe
         tasks.append(
@@ -194,12 +170,14 @@ def job_row(job: Job, figures: dict | None = None) -> dict:
             }
         )
     if job.pending:
-        restarted = {tid for tid in job.pending if job.restarted_pending.get(tid)}
+        restarted = ({tid for tid in job.pending if job.restarted_pending.get(tid)}
+                     if job.restarted_pending else set())
         plain = [tid for tid in job.pending if tid not in restarted]
         for ids, prefix in ((plain, ""), (sorted(restarted), "R")):
             if not ids:
                 continue
-            st = ("h" if job.held else "") + prefix + "qw"
+            # job_get_state_string: R (restarted) clears w: "Rq", "hRq"
+            st = ("h" if job.held else "") + (prefix + "q" if prefix else "qw")
             if job.is_array:
                 from minisge.output.qstat_out import compress_task_ids
 
@@ -224,8 +202,9 @@ def job_list(qm: Qmaster, req: dict, uid: int) -> dict:
     users = req.get("users")
     if users is None:
         users = [user_name(uid)]
-    figures = priorities(qm)
-    jobs = [job_row(job, figures.get(job.number))
+    detail = req.get("detail", True)  # False: a plain listing (qstat without -ext/-pri/-urg/-r/-xml)
+    figures = priorities(qm, detail=detail)
+    jobs = [job_row(job, figures.get(job.number), detail)
             for job in sorted(qm.jobs.values(), key=lambda j: j.number) if _selected(job, users)]
     queues = [f"{c.qname}@{h}" for c, h in qm.config.queue_instances()]
     return {"jobs": jobs, "queues": queues}
@@ -287,6 +266,10 @@ def full_list(qm: Qmaster, req: dict, uid: int) -> dict:
         states = qm.config.qi_states.get(name, "")
         if host not in qm.execds:
             states = "u" + states
+        from minisge import load_control
+
+        alarms = load_control.qstat_view(qm, conf, host)  # a, A (qstat computes them), S
+        states += "".join(alarms)
         total = int(qm.config.qvalue(conf, "slots", host))
         np_load = qm.config.load_values.get(host, {}).get("np_load_avg")
         q = {
@@ -302,6 +285,9 @@ def full_list(qm: Qmaster, req: dict, uid: int) -> dict:
             "arch": qm.config.load_values.get(host, {}).get("arch"),
             "states": _ordered_states(states),
             "messages": list(qm.config.qi_messages.get(name, [])),
+            # -explain: the lines per state letter, in qstat's order (a, A, then c/E messages)
+            "explain": {**{k: v for k, v in alarms.items() if v},
+                        "E": list(qm.config.qi_messages.get(name, []))},
             "pe_list": [p for p in pe_list.replace(",", " ").split() if p != "NONE"],
         }
         if req.get("resources"):
@@ -327,12 +313,21 @@ def global_messages(qm: Qmaster) -> list[str]:
     out = []
     instances = qm.config.queue_instances()
     dropped = 0
+    from minisge import load_control
+
+    decision = getattr(qm, "load_decision", None)
+    alarmed = load_control.scheduler_messages(decision) if decision is not None else []
+    out.extend(alarmed)  # suspend alarm and overload come first, as the scheduler checks them first
     for conf, host in instances:
         name = f"{conf.qname}@{host}"
         states = qm.config.qi_states.get(name, "")
-        if "d" in states or "D" in states:
+        if decision is not None:
+            states += decision.states(name).replace("a", "").replace("A", "")  # S, c
+        if any(f'"{name}"' in m for m in alarmed):
+            pass
+        elif "d" in states or "D" in states:
             out.append(f'queue instance "{name}" dropped because it is disabled')
-        elif host not in qm.execds:
+        elif host not in qm.execds or "S" in states or "c" in states:  # 8.1.9 words S and c so
             out.append(f'queue instance "{name}" dropped because it is temporarily not available')
         elif "s" in states or "S" in states:
             out.append(f'queue instance "{name}" dropped because it is suspended')
@@ -341,7 +336,7 @@ def global_messages(qm: Qmaster) -> list[str]:
         else:
             continue
         dropped += 1
-    if instances and dropped == len(instances) and any("full" in m for m in out):
+    if instances and dropped == len(instances) and (alarmed or any("full" in m for m in out)):
         out.append("All queues dropped because of overload or full")
     return out
 
@@ -455,7 +450,7 @@ def detail_dict(job: Job) -> dict:
         "tasks": [
             {
                 "task_number": t.task_id,
-                "running": t.state != ERROR,
+                "running": t.state not in (ERROR, RESCHEDULING),
                 "cpu": 0.0,
                 "mem": 0.0,
                 "io": 0.0,

@@ -8,7 +8,7 @@ command; called as ``minisge`` it takes the command as its first argument
 import os
 import sys
 
-COMMANDS = ("qsub", "qstat", "qdel", "qacct", "qconf", "qhold", "qrls", "qmod")
+COMMANDS = ("qsub", "qstat", "qdel", "qacct", "qconf", "qhold", "qrls", "qmod", "qrsh")
 
 
 def main() -> int:

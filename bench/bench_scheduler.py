@@ -1,0 +1,132 @@
+"""Speed of one scheduling pass (issue 5: the scheduler), without a daemon.
+
+A cell made by ``minisge init`` in a temporary directory, grown in memory to
+100 hosts × 2 cluster queues (all.q, seq_no 0, and b.q, seq_no 1) of 4 slots
+each, the first half of the hosts full of running jobs; then N pending jobs
+of mixed requests (plain, ``-l h_vmem=2G``, ``-pe smp 2-4``, ``-q b.q``, ``-P``,
+four owners: a handful of categories).  It prints the medians of a few runs:
+
+- ``snapshot``: ``ConfigState.snapshot`` building the scheduler's view from
+  the qmaster's job table (the job table as the qmaster holds it in memory);
+- ``schedule``: one pass of ``scheduler.schedule`` over that snapshot
+  (ordering by sge_priority(5), categories, placement);
+- the number of dispatches and of pending tasks in the snapshot.
+
+Both run with the garbage collector paused, as ``Qmaster.schedule`` runs a
+pass (``scheduler.gc_paused``).
+
+    python bench/bench_scheduler.py [--jobs 1000,10000,100000] [--runs 5] [--profile N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from minisge import scheduler  # noqa: E402
+from minisge.cell import Cell  # noqa: E402
+from minisge.cell_init import init_cell  # noqa: E402
+from minisge.config_state import ConfigState  # noqa: E402
+from minisge.formats import host_conf, hostgroup, queue_conf  # noqa: E402
+from minisge.job import Grant, Job, Task  # noqa: E402
+from minisge.spool import QmasterSpool  # noqa: E402
+
+HOSTS = 100
+SLOTS = 4
+OWNERS = ("alice", "bob", "carol", "dave")
+
+
+def make_config(root: str) -> tuple[ConfigState, dict]:
+    """The configuration of a 100-host cell, loaded from a real spool."""
+    cell = Cell(root)
+    init_cell(cell, "host000", slots=SLOTS, env={})
+    config = ConfigState(QmasterSpool(cell), "host000")
+    config.load()
+    hosts = [f"host{i:03d}" for i in range(HOSTS)]
+    config.hostgroups["@allhosts"] = hostgroup.parse(f"group_name @allhosts\nhostlist {' '.join(hosts)}\n")
+    for h in hosts:
+        config.exec_hosts[h] = host_conf.template(h)
+        config.load_values[h] = {"np_load_avg": f"{(hash(h) % 100) / 100:.2f}", "load_avg": "0.5"}
+    path, text = config.spool.load_objects("cqueues")["all.q"]
+    config.cqueues["b.q"] = queue_conf.parse(
+        text.replace("qname                 all.q", "qname                 b.q")
+            .replace("seq_no                0", "seq_no                1"), path)
+    return config, {h: object() for h in hosts}
+
+
+def make_jobs(n_pending: int) -> dict[int, Job]:
+    """Running jobs filling the first half of the hosts, then ``n_pending``
+    pending jobs in five request kinds and four owners."""
+    jobs: dict[int, Job] = {}
+    number = 0
+    t0 = 1_700_000_000.0
+    for i in range(HOSTS // 2):
+        for cq in ("all.q", "b.q"):
+            for _ in range(SLOTS):
+                number += 1
+                jobs[number] = Job(number, f"r{number}", "alice", 1000, "users", 100, t0, {"binary": True},
+                                   pending=[], tasks={1: Task(1, start_time=t0 + 1,
+                                                             granted=[Grant(cq, f"host{i:03d}", 1)])})
+    kinds = (
+        {},
+        {"hard_resources": {"h_vmem": "2G"}},
+        {"pe": {"name": "smp", "ranges": [[2, 4]]}},
+        {"hard_queues": ["b.q"]},
+        {"project": "p1"},
+    )
+    for k in range(n_pending):
+        number += 1
+        spec = dict(kinds[k % len(kinds)], binary=True)
+        owner = OWNERS[(k // len(kinds)) % len(OWNERS)]
+        jobs[number] = Job(number, f"p{number}", owner, 1000, "users", 100, t0 + 10 + k, spec, pending=[1])
+    return jobs
+
+
+def median_time(fn, runs: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", default="1000,10000,100000")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--profile", type=int, default=0, help="profile one pass with this many pending jobs")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        config, execds = make_config(os.path.join(tmp, "root"))
+        now = 1_700_100_000.0
+        if args.profile:
+            import cProfile
+            import pstats
+
+            jobs = make_jobs(args.profile)
+            snap = config.snapshot(jobs, execds, now=now)
+            cProfile.runctx("config.snapshot(jobs, execds, now=now); scheduler.schedule(snap)",
+                            globals(), locals(), os.path.join(tmp, "prof"))
+            pstats.Stats(os.path.join(tmp, "prof")).sort_stats("cumulative").print_stats(25)
+            return
+        print(f"{HOSTS} hosts x 2 queues x {SLOTS} slots, half of the hosts busy; medians of {args.runs} runs")
+        print(f"{'pending jobs':>12} {'snapshot':>10} {'schedule':>10} {'total':>10} {'dispatched':>10} {'in snap':>8}")
+        for n in (int(x) for x in args.jobs.split(",")):
+            jobs = make_jobs(n)
+            with scheduler.gc_paused():  # as Qmaster.schedule runs a pass
+                t_snap, snap = median_time(lambda: config.snapshot(jobs, execds, now=now), args.runs)
+                t_sched, plan = median_time(lambda: scheduler.schedule(snap), args.runs)
+            print(f"{n:>12} {t_snap * 1000:>8.1f}ms {t_sched * 1000:>8.1f}ms {(t_snap + t_sched) * 1000:>8.1f}ms"
+                  f" {len(plan.dispatches):>10} {len(snap.pending):>8}")
+            del jobs, snap, plan
+
+
+if __name__ == "__main__":
+    main()

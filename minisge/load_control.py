@@ -1,0 +1,632 @@
+"""Load control: load and suspend thresholds, and queue-wise subordination.
+
+queue_conf(5): a queue instance whose host's load crosses one of its
+``load_thresholds`` is in *load alarm* (state ``a``) and gets no new jobs;
+one crossing a ``suspend_thresholds`` value is in *suspend alarm* (``A``):
+it gets no new jobs either, and every ``suspend_interval`` another
+``nsuspend`` of its running jobs are suspended, until no threshold is
+crossed (then ``nsuspend`` are resumed per interval) or none is left.  A
+queue instance whose ``subordinate_list`` names another cluster queue
+suspends that queue's instance on the same host (``S``, its jobs too) while
+N of its own slots (all of them without ``=N``) are in use.
+
+The first part is pure (no I/O, no clock): the rules as Grid Engine 8.1.9's
+``sge_load_alarm``/``load_check_alarm`` (``libs/sched/sge_select_queue.c``),
+``correct_load`` (``load_correction.c``), ``suspend_job_in_queues`` /
+``unsuspend_job_in_queues`` (``suspend_thresholds.c``) and ``tst_sos``
+(``sge_subordinate.c``) apply them, and the texts ``qstat -explain a|A`` and
+``qstat -j`` print.  The last part (:func:`apply`, :func:`load_reported`)
+reads the qmaster's model, calls the qmaster's ``suspend_task`` /
+``resume_task`` (minisge.job_control) and marks the scheduler's snapshot.
+
+Rules worth knowing (from the source, not the page):
+
+- The alarm holds when ``load RELOP threshold`` holds with the complex's
+  relop (``np_load_avg`` ``>=``: a load equal to the threshold is an
+  alarm; ``num_proc`` ``==``: a host with exactly that many processors;
+  a string attribute: when the value matches the threshold).
+- The scheduler adds the load adjustment of the jobs started within
+  ``load_adjustment_decay_time`` (sched_conf(5) ``job_load_adjustments``,
+  decaying linearly, per slot, divided by ``num_proc`` for ``np_*`` values);
+  ``qstat`` does not.
+- ``qstat -explain a`` lists every threshold of the queue once it is in
+  alarm, not only the crossed one.
+- Suspension picks the running task that started last (shortest run time);
+  resumption the threshold-suspended task that started first, ``nsuspend``
+  of each per ``suspend_interval``, counted from the last suspension or
+  resumption in that queue instance (the first one happens at once).
+  Suspend thresholds do not look at consumables.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from minisge.formats.sge_types import SpecifierError, parse_number
+
+log = logging.getLogger("minisge.load_control")
+
+# ---------------------------------------------------------------- model
+
+
+@dataclass(frozen=True)
+class QueueLoadConf:
+    """The load-control part of one queue instance's configuration."""
+
+    cqueue: str
+    host: str
+    slots: int = 1
+    load_thresholds: tuple = ()  # ((name, value text), ...)
+    suspend_thresholds: tuple = ()
+    nsuspend: int = 1
+    suspend_interval: float = 300.0  # seconds
+    subordinates: tuple = ()  # ((cqueue, threshold), ...): 0 = all slots
+    values: Mapping[str, str] = field(default_factory=dict)  # complex_values of the instance
+    states: str = ""  # states set by hand or by events (d, s, C, E, u)
+    ambiguous: tuple = ()  # ((attribute, host group, other host group), ...): state c
+
+    @property
+    def name(self) -> str:
+        return f"{self.cqueue}@{self.host}"
+
+
+@dataclass(frozen=True)
+class RunningTask:
+    """A dispatched task as load control sees it: where (master first), since when, why stopped."""
+
+    job_id: int
+    task_id: int
+    start_time: float
+    granted: tuple  # ((qinstance name, slots), ...), master queue first
+    suspended_by: frozenset = frozenset()
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.job_id, self.task_id)
+
+    @property
+    def master_queue(self) -> str | None:
+        return self.granted[0][0] if self.granted else None
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """sched_conf(5) ``job_load_adjustments`` and ``load_adjustment_decay_time``."""
+
+    values: Mapping[str, str] = field(default_factory=dict)  # name -> value text
+    decay_time: float = 450.0
+
+
+@dataclass
+class Decision:
+    """What load control finds and wants done in one evaluation."""
+
+    alarm: dict = field(default_factory=dict)  # qinstance -> reason (scheduler words, adjusted)
+    suspend_alarm: dict = field(default_factory=dict)  # qinstance -> reason
+    subordinated: dict = field(default_factory=dict)  # qinstance -> the superordinated instance
+    ambiguous: dict = field(default_factory=dict)  # qinstance -> -explain c lines
+    suspend: list = field(default_factory=list)  # [((job, task), cause)]
+    resume: list = field(default_factory=list)
+    last_check: dict = field(default_factory=dict)  # qinstance -> time of its last (un)suspension
+    next_due: float | None = None  # when an interval ends with work waiting for it
+
+    def states(self, qinstance: str) -> str:
+        """The letters this decision adds to the instance (``a``, ``A``, ``S``)."""
+        return (("a" if qinstance in self.alarm else "") + ("A" if qinstance in self.suspend_alarm else "")
+                + ("S" if qinstance in self.subordinated else "") + ("c" if qinstance in self.ambiguous else ""))
+
+
+# ---------------------------------------------------------------- comparisons
+
+_NUMERIC = ("INT", "DOUBLE", "TIME", "MEMORY", "BOOL")
+_STRINGS = ("STRING", "CSTRING", "RESTRING", "HOST")
+
+
+def relop_holds(relop: str, load: float, limit: float) -> bool:
+    """``load RELOP limit`` (Grid Engine's ``resource_cmp`` as the load
+    check calls it: the load on the left)."""
+    return {
+        "==": load == limit, "<=": load <= limit, "<": load < limit,
+        ">": load > limit, ">=": load >= limit, "!=": load != limit,
+    }.get(relop, False)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(parse_number(str(text).strip()))
+    except (SpecifierError, ValueError):
+        return None
+
+
+def _fmt_f(x: float) -> str:
+    """C's ``%f``."""
+    return f"{x:f}"
+
+
+def correction_factors(tasks: Iterable[RunningTask], now: float, decay_time: float,
+                       host_of: Mapping[str, str]) -> tuple[dict[str, int], int]:
+    """``correct_load``: per host, the sum over the slots of tasks started less
+    than ``decay_time`` ago of ``1 - running/decay`` (kept ×100 as an integer,
+    as Grid Engine keeps it), and the global factor (per task, not per slot)."""
+    hosts: dict[str, int] = {}
+    glob = 0.0
+    if decay_time <= 0:
+        return hosts, 0
+    for t in tasks:
+        running = now - t.start_time
+        if running > decay_time:
+            continue
+        lcf = 1.0 - running / decay_time
+        for qi, slots in t.granted:
+            host = host_of.get(qi) or qi.partition("@")[2]
+            glob += lcf
+            hosts[host] = int(lcf * slots * 100 + hosts.get(host, 0))
+    return hosts, int(glob * 100)
+
+
+def _lookup(name: str, host_load: Mapping[str, str], global_load: Mapping[str, str],
+            queue_values: Mapping[str, str]) -> tuple[str | None, str]:
+    """The value a threshold is compared with and where it came from:
+    ``host`` (load), ``global`` (load) or ``queue`` (a configured value)."""
+    if name in host_load:
+        return host_load[name], "host"
+    if name in global_load:
+        return global_load[name], "global"
+    if name in queue_values:
+        return queue_values[name], "queue"
+    return None, ""
+
+
+def threshold_reason(name: str, limit: str, value: str, source: str, attr, host_load: Mapping[str, str],
+                     adjustment: Adjustment | None, lc_host: float, lc_global: float) -> str | None:
+    """``load_check_alarm``: None when ``value`` does not cross ``limit``,
+    else the reason in Grid Engine's words (``np_load_avg=0.532276 (= 0.082276
+    + 0.50 * 1.800000 with nproc=2) >= 1.75``)."""
+    relop = str(attr.relop)
+    vtype = str(attr.type)
+    if vtype in _NUMERIC:
+        load = _number(value)
+        if load is None:
+            return f'invalid load value "{value}" for theshold {name}'
+        lim = _number(limit)
+        if lim is None:
+            return f"invalid threshold value {name}={limit}"
+        adj_text = (adjustment.values.get(name) if adjustment is not None else None)
+        if source == "queue":
+            diag = "no load value"
+        elif adj_text is not None and ((source == "host" and lc_host) or (source == "global" and lc_global)):
+            corr = _number(adj_text)
+            if corr is None:
+                return f"invalid load adjustment value {name}={adj_text}"
+            if source == "host":
+                corr *= lc_host
+                nproc = _np_divisor(name, host_load)
+                if nproc:
+                    if nproc > 1:
+                        corr /= nproc
+                    what = f"{adj_text} * {_fmt_f(lc_host)} with nproc={nproc}"
+                else:
+                    what = f"{adj_text} * {_fmt_f(lc_host)}"
+            else:
+                corr *= lc_global
+                what = f"{adj_text} * {_fmt_f(lc_global)} global"
+            if relop in (">=", ">"):
+                load += corr
+                diag = f"= {value} + {what}"
+            else:
+                load -= corr
+                diag = f"= {value} - {what}"
+        else:
+            diag = "no load adjustment"
+        if relop_holds(relop, load, lim):
+            if vtype == "BOOL":
+                return f"{name}={'true' if load else 'false'} ({diag}) {relop} {limit}"
+            return f"{name}={_fmt_f(load)} ({diag}) {relop} {limit}"
+        return None
+    if vtype in _STRINGS:
+        same = (value.lower() == limit.lower()) if vtype in ("CSTRING", "HOST") else value == limit
+        return f"{name}={value} {relop} {limit}" if same else None
+    return f"unknown complex attribute type for threshold {name}"
+
+
+def _np_divisor(name: str, host_load: Mapping[str, str]) -> int:
+    """``load_np_value_adjustment``: for an ``np_*`` value the host's
+    ``num_proc`` (1 when not reported), else 0."""
+    if not name.startswith("np_"):
+        return 0
+    text = host_load.get("num_proc")
+    if text is None:
+        return 1
+    try:
+        return int(float(text))
+    except ValueError:
+        return 0
+
+
+def load_alarm(thresholds: Iterable, complexes, host_load: Mapping[str, str],
+               global_load: Mapping[str, str] | None = None, queue_values: Mapping[str, str] | None = None,
+               *, consumables: bool = True, adjustment: Adjustment | None = None,
+               lc_host: float = 0.0, lc_global: float = 0.0) -> str | None:
+    """``sge_load_alarm``: the reason the first crossed threshold gives, or
+    None when none is crossed.  An unknown attribute or a missing value is
+    an alarm too (a host that never reported is overloaded).  With
+    ``consumables`` False (suspend thresholds) consumable attributes are
+    skipped."""
+    global_load = global_load or {}
+    queue_values = queue_values or {}
+    for name, limit in thresholds:
+        attr = complexes.get(name)
+        if attr is None:
+            return f'no such complex attribute for threshold "{name}"'
+        if not consumables and attr.is_consumable:
+            continue
+        value, source = _lookup(attr.name, host_load, global_load, queue_values)
+        if value is None:
+            return f'no value for complex attribute "{name}"'
+        why = threshold_reason(name, limit, value, source, attr, host_load, adjustment, lc_host, lc_global)
+        if why:
+            return why
+    return None
+
+
+def explain_lines(thresholds: Iterable, complexes, host_load: Mapping[str, str],
+                  global_load: Mapping[str, str] | None = None, queue_values: Mapping[str, str] | None = None,
+                  host_values: Mapping[str, str] | None = None, global_values: Mapping[str, str] | None = None,
+                  kind: str = "load", unknown: bool = False) -> list[str]:
+    """``sge_load_alarm_reason``: what ``qstat -explain a`` (kind ``load``)
+    or ``-explain A`` (``suspend``) prints for an instance in that alarm, one
+    line per threshold: ``alarm hl:np_load_avg=0.069336 load-threshold=1.75``
+    (``hl`` host load, ``gl`` global load, ``qf``/``hf``/``gf`` a configured
+    value of the queue, host or global level)."""
+    layers = (
+        ("hl", host_load or {}), ("gl", global_load or {}), ("qf", queue_values or {}),
+        ("hf", host_values or {}), ("gf", global_values or {}),
+    )
+    out = []
+    for name, limit in thresholds:
+        attr = complexes.get(name)
+        key = attr.name if attr is not None else name
+        found = next(((dom, values[key]) for dom, values in layers if key in values), None)
+        if found is None:
+            if unknown:
+                out.append(f'error: no value for "{name}" because execd is in unknown state')
+            else:
+                out.append(f"error: no complex attribute for threshold {name}")
+            continue
+        dom, value = found
+        out.append(f"alarm {dom}:{name}={value} {kind}-threshold={limit}")
+    return out
+
+
+def ambiguity_messages(ambiguous: Iterable) -> list[str]:
+    """queue_conf(5): a host that gets an attribute from two host groups puts
+    its instance in state ``c``; ``qstat -explain c`` says why (the first two
+    groups that name it, as the qmaster's ``MSG_ATTR_HASAMBVAL_SSS``)."""
+    return [f'warning: "{attr}" has ambiguous value ("{g1}", "{g2}")' for attr, g1, g2 in ambiguous]
+
+
+def suspension_enabled(conf: QueueLoadConf) -> bool:
+    """queue_conf(5): suspend thresholds act only with ``nsuspend`` and
+    ``suspend_interval`` both non-zero."""
+    return bool(conf.suspend_thresholds) and conf.nsuspend > 0 and conf.suspend_interval > 0
+
+
+# ---------------------------------------------------------------- subordination
+
+
+def subordinated(confs: Iterable[QueueLoadConf], used: Mapping[str, int]) -> dict[str, str]:
+    """queue_conf(5) subordinate_list (queue-wise): ``tst_sos`` -- the
+    instances of the named cluster queues on the same host are suspended
+    while the superordinated instance has ``N`` slots in use (all its slots
+    without ``=N``).  Returns subordinated instance -> superordinated one."""
+    confs = list(confs)
+    names = {c.name for c in confs}
+    out: dict[str, str] = {}
+    for c in confs:
+        for cqueue, threshold in c.subordinates:
+            sub = f"{cqueue}@{c.host}"
+            if sub not in names or sub == c.name:
+                continue
+            n = used.get(c.name, 0)
+            if (n >= threshold) if threshold else (n >= c.slots):
+                out.setdefault(sub, c.name)
+    return out
+
+
+# ---------------------------------------------------------------- the evaluation
+
+
+# states that keep a queue instance out of the scheduler's pass (sge_sched_thread.c:
+# suspended, subordinated, error, ambiguous, unknown; disabled; calendar)
+_UNAVAILABLE = "sSEcudDC"
+
+
+def _select_for_suspension(conf: QueueLoadConf, tasks: list[RunningTask], taken: set) -> RunningTask | None:
+    """``select4suspension``: the running task (not suspended, by its job's
+    owner or by a threshold) with a slot in the instance that started last."""
+    best = None
+    for t in tasks:
+        if t.key in taken or t.suspended_by & {"job", "threshold"}:
+            continue
+        if not any(qi == conf.name for qi, _n in t.granted):
+            continue
+        if best is None or best.start_time < t.start_time:
+            best = t
+    return best
+
+
+def _select_for_resumption(conf: QueueLoadConf, tasks: list[RunningTask], taken: set) -> RunningTask | None:
+    """``select4unsuspension``: the threshold-suspended task whose master
+    queue is the instance that started first."""
+    best = None
+    for t in tasks:
+        if t.key in taken or "threshold" not in t.suspended_by or t.master_queue != conf.name:
+            continue
+        if best is None or best.start_time > t.start_time:
+            best = t
+    return best
+
+
+def evaluate(confs: Iterable[QueueLoadConf], loads: Mapping[str, Mapping[str, str]], complexes,
+             tasks: Iterable[RunningTask], now: float, last_check: Mapping[str, float] | None = None,
+             adjustment: Adjustment | None = None) -> Decision:
+    """One load-control pass over every queue instance: the alarms the
+    scheduler honours (with the load adjustment), subordination, and the
+    tasks to suspend or resume now.  ``loads`` maps host names (and
+    ``global``) to reported load values; ``last_check`` is the previous
+    decision's, so intervals carry over."""
+    confs = list(confs)
+    tasks = sorted(tasks, key=lambda t: t.key)
+    d = Decision(last_check=dict(last_check or {}))
+    used: dict[str, int] = {}
+    for t in tasks:
+        for qi, n in t.granted:
+            used[qi] = used.get(qi, 0) + n
+    host_of = {c.name: c.host for c in confs}
+    lc_hosts, lc_glob = ({}, 0)
+    if adjustment is not None and adjustment.values:
+        lc_hosts, lc_glob = correction_factors(tasks, now, adjustment.decay_time, host_of)
+    glob = loads.get("global", {})
+    d.subordinated = subordinated(confs, used)
+    taken: set = set()
+    for c in confs:
+        if c.ambiguous:
+            d.ambiguous[c.name] = ambiguity_messages(c.ambiguous)
+        host_load = loads.get(c.host, {})
+        lc_host = lc_hosts.get(c.host, 0) / 100.0
+        unavailable = bool(set(c.states) & set(_UNAVAILABLE)) or c.ambiguous or c.name in d.subordinated
+        if unavailable:
+            pass  # the scheduler drops it anyway ("temporarily not available") and leaves its jobs be
+        elif c.load_thresholds:
+            why = load_alarm(c.load_thresholds, complexes, host_load, glob, c.values, adjustment=adjustment,
+                             lc_host=lc_host, lc_global=lc_glob / 100.0)
+            if why:
+                d.alarm[c.name] = why
+        if not suspension_enabled(c):
+            for t in tasks:  # thresholds removed: nothing resumes these any more but this
+                if "threshold" in t.suspended_by and t.master_queue == c.name and t.key not in taken:
+                    taken.add(t.key)
+                    d.resume.append((t.key, "threshold"))
+            continue
+        if unavailable:
+            continue
+        why = load_alarm(c.suspend_thresholds, complexes, host_load, glob, c.values, consumables=False,
+                         adjustment=adjustment, lc_host=lc_host, lc_global=lc_glob / 100.0)
+        if why:
+            d.suspend_alarm[c.name] = why
+        due = d.last_check.get(c.name, 0.0) + c.suspend_interval if d.last_check.get(c.name) else 0.0
+        pick = _select_for_suspension if why else _select_for_resumption
+        if pick(c, tasks, taken) is None:
+            continue
+        if now < due:
+            d.next_due = due if d.next_due is None else min(d.next_due, due)
+            continue
+        for _ in range(c.nsuspend):
+            t = pick(c, tasks, taken)
+            if t is None:
+                break
+            taken.add(t.key)
+            (d.suspend if why else d.resume).append((t.key, "threshold"))
+        d.last_check[c.name] = now
+        if pick(c, tasks, taken) is not None:
+            nd = now + c.suspend_interval
+            d.next_due = nd if d.next_due is None else min(d.next_due, nd)
+    for t in tasks:
+        in_sub = any(qi in d.subordinated for qi, _n in t.granted)
+        if in_sub and "subordinate" not in t.suspended_by:
+            d.suspend.append((t.key, "subordinate"))
+        elif not in_sub and "subordinate" in t.suspended_by:
+            d.resume.append((t.key, "subordinate"))
+    return d
+
+
+def qstat_alarms(conf: QueueLoadConf, complexes, host_load: Mapping[str, str],
+                 global_load: Mapping[str, str] | None = None, host_values: Mapping[str, str] | None = None,
+                 global_values: Mapping[str, str] | None = None) -> dict[str, list[str]]:
+    """What ``qstat -f`` computes itself for an instance (no load
+    adjustment): ``{"a": explain lines}`` when in load alarm, ``"A"`` when
+    in suspend alarm (only with nsuspend and suspend_interval non-zero)."""
+    out: dict[str, list[str]] = {}
+    unknown = "u" in conf.states
+    load = {} if unknown else host_load
+    args = dict(global_load=global_load, queue_values=conf.values)
+    more = dict(host_values=host_values, global_values=global_values, unknown=unknown)
+    if conf.load_thresholds and load_alarm(conf.load_thresholds, complexes, load, **args):
+        out["a"] = explain_lines(conf.load_thresholds, complexes, load, kind="load", **args, **more)
+    if suspension_enabled(conf) and load_alarm(conf.suspend_thresholds, complexes, load, consumables=False, **args):
+        out["A"] = explain_lines(conf.suspend_thresholds, complexes, load, kind="suspend", **args, **more)
+    return out
+
+
+def scheduler_messages(d: Decision) -> list[str]:
+    """The scheduler's cell-wide messages about these alarms, as ``qstat -j``
+    shows them: suspend alarms first, then overloads."""
+    out = [f'queue instance "{q}" is in suspend alarm: {why}' for q, why in d.suspend_alarm.items()]
+    out += [f'queue instance "{q}" dropped because it is overloaded: {why}'
+            for q, why in d.alarm.items() if q not in d.suspend_alarm]
+    return out
+
+
+# ================================================================ qmaster side
+# Reads the qmaster's model (no I/O of its own) and acts through its
+# suspend_task / resume_task (minisge.job_control).
+
+
+def _threshold_list(text) -> tuple:
+    from minisge.formats import queue_conf
+
+    return tuple(queue_conf.decode("load_thresholds", str(text)))
+
+
+def queue_confs(config) -> list[QueueLoadConf]:
+    """Every queue instance's load-control configuration, from a
+    minisge.config_state.ConfigState (cached until the configuration changes)."""
+    key = config._config_key()
+    cached = getattr(config, "_load_conf_cache", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    from minisge.formats import queue_conf
+
+    out = []
+    for conf, host in config.queue_instances():
+        def value(attr: str) -> str:
+            return str(config.qvalue(conf, attr, host))
+
+        subs = queue_conf.decode("subordinate_list", value("subordinate_list"))
+        queuewise = tuple((s.queue, int(s.threshold or 0)) for s in subs) if isinstance(subs, tuple) else ()
+        try:
+            interval = parse_number(value("suspend_interval"))
+        except SpecifierError:
+            interval = 0.0
+        groups = config.group_members()
+        ambiguous = []
+        for attr in queue_conf.ambiguous_attributes(conf, host, groups):
+            matches = queue_conf._group_matches(getattr(conf, attr), host, groups)
+            ambiguous.append((attr, matches[0][0], matches[1][0]))
+        out.append(QueueLoadConf(
+            cqueue=conf.qname, host=host, slots=int(value("slots")), ambiguous=tuple(ambiguous),
+            load_thresholds=_threshold_list(value("load_thresholds")),
+            suspend_thresholds=_threshold_list(value("suspend_thresholds")),
+            nsuspend=int(value("nsuspend")), suspend_interval=float(interval),
+            subordinates=queuewise,
+            values=dict(queue_conf.decode("complex_values", value("complex_values"))),
+        ))
+    config._load_conf_cache = (key, out)
+    return out
+
+
+def _with_states(qm, confs: list[QueueLoadConf]) -> list[QueueLoadConf]:
+    out = []
+    for c in confs:
+        states = qm.config.qi_states.get(c.name, "")
+        if c.host not in qm.execds:
+            states += "u"
+        out.append(dataclasses.replace(c, states=states) if states else c)
+    return out
+
+
+def _running(qm) -> list[RunningTask]:
+    from minisge.job import RUNNING
+
+    out = []
+    for job in qm.jobs.values():
+        for t in job.tasks.values():
+            if t.state != RUNNING or not t.granted:
+                continue
+            out.append(RunningTask(job.number, t.task_id, t.start_time,
+                                   tuple((g.qinstance, g.slots) for g in t.granted),
+                                   frozenset(getattr(t, "suspended_by", ()) or ())))
+    return out
+
+
+def _adjustment(qm) -> Adjustment | None:
+    sc = qm.config.sched_conf
+    values = dict(getattr(sc, "job_load_adjustments", ()) or ())
+    if not values:
+        return None
+    try:
+        decay = float(parse_number(str(sc.load_adjustment_decay_time)))
+    except SpecifierError:
+        decay = 0.0
+    return Adjustment(values, decay)
+
+
+def _loads(qm) -> dict:
+    loads = dict(qm.config.load_values)
+    return loads
+
+
+def decide(qm, now: float | None = None) -> Decision:
+    """The decision for the qmaster's present state (nothing applied)."""
+    now = qm.clock() if now is None else now
+    prev = getattr(qm, "load_decision", None)
+    return evaluate(_with_states(qm, queue_confs(qm.config)), _loads(qm), qm.config.complex_index,
+                    _running(qm), now, prev.last_check if prev is not None else None, _adjustment(qm))
+
+
+def apply(qm, snapshot):
+    """Before a scheduling pass: decide, suspend and resume through the
+    qmaster, remember the decision (qstat, the interval timer) and return the
+    snapshot with the alarm and subordinate states added, so the scheduler
+    dispatches nothing there."""
+    d = decide(qm)
+    for todo, act in ((d.resume, qm.resume_task), (d.suspend, qm.suspend_task)):
+        for (job_id, task_id), cause in todo:
+            job = qm.jobs.get(job_id)
+            task = job.tasks.get(task_id) if job is not None else None
+            if task is not None:
+                act(job, task, cause)
+    qm.load_decision = d
+    timer = getattr(qm, "load_timer_rearm", None)
+    if timer is not None:
+        timer.set()
+    if not (d.alarm or d.suspend_alarm or d.subordinated):
+        return snapshot
+    qis = tuple(dataclasses.replace(q, states=q.states + d.states(q.name)) if d.states(q.name) else q
+                for q in snapshot.qinstances)
+    return dataclasses.replace(snapshot, qinstances=qis)
+
+
+def dispatched(qm) -> None:
+    """After a pass started tasks: another pass when a subordinate_list may
+    now suspend a queue instance (the decision was made before the dispatch)."""
+    if any(c.subordinates for c in queue_confs(qm.config)):
+        qm.changed()
+
+
+def load_reported(qm) -> None:
+    """After an execd's load report: wake the scheduler when an alarm
+    changed (a threshold was crossed either way), not on every report."""
+    prev = getattr(qm, "load_decision", None)
+    try:
+        d = decide(qm)
+    except Exception:  # a bad value must not cost the execd its link
+        log.exception("load control: evaluating the load report failed")
+        return
+    if prev is None or set(d.alarm) != set(prev.alarm) or set(d.suspend_alarm) != set(prev.suspend_alarm):
+        qm.changed()
+
+
+def qstat_view(qm, conf, host: str) -> dict[str, list[str]]:
+    """For ``qstat -f``: the alarm letters (``a``, ``A``) qstat computes for
+    one instance, with their ``-explain`` lines, plus ``S`` (no lines) when
+    the last pass found it subordinated."""
+    name = f"{conf.qname}@{host}"
+    c = next((x for x in _with_states(qm, queue_confs(qm.config)) if x.name == name), None)
+    if c is None:
+        return {}
+    eh = qm.config.exec_hosts.get(host)
+    g = qm.config.exec_hosts.get("global")
+    out = qstat_alarms(c, qm.config.complex_index, qm.config.load_values.get(host, {}),
+                       qm.config.load_values.get("global", {}),
+                       dict(eh.complex_values) if eh is not None else {},
+                       dict(g.complex_values) if g is not None else {})
+    d = getattr(qm, "load_decision", None)
+    if d is not None and name in d.subordinated:
+        out["S"] = []
+    if c.ambiguous:
+        out["c"] = ambiguity_messages(c.ambiguous)
+    return out

@@ -1,0 +1,265 @@
+"""sge_priority(5): the order of a scheduling pass, and job categories."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from minisge import job_order, scheduler
+from minisge.cell import Cell
+from minisge.cell_init import init_cell
+from minisge.config_state import ComplexIndex, RequestError
+from minisge.formats import access_list
+from minisge.formats import complex as complex_fmt
+from minisge.job_order import Figures, JobFacts, Weights
+from minisge.qmaster import Qmaster
+from minisge.scheduler import PE, HostInfo, PendingTask, QInstance, Snapshot
+
+CX = ComplexIndex(complex_fmt.default_complex())
+GE_DEFAULT = Weights(priority=0.0, urgency=0.5, ticket=0.5, waiting_time=0.278, deadline=3600000.0)
+
+
+class _PE:
+    def __init__(self, slots, urgency_slots):
+        self.slots, self.urgency_slots = slots, urgency_slots
+
+
+# ------------------------------------------------------------ the formula
+
+
+def test_normalize_maps_a_range_onto_0_1_and_an_empty_range_onto_one_half():
+    assert job_order.normalize(5, 0, 10) == 0.5
+    assert job_order.normalize(10, 0, 10) == 1.0
+    assert job_order.normalize(7, 7, 7) == 0.5
+
+
+def test_posix_priority_is_normalized_over_0_to_2048():
+    assert job_order.normalized_posix_priority(0) == 0.5
+    assert job_order.normalized_posix_priority(1024) == 1.0
+    assert job_order.normalized_posix_priority(-1023) == 1 / 2048
+
+
+@pytest.mark.parametrize("setting, ranges, expected", [
+    ("min", ((2, 8),), 2),
+    ("max", ((2, 8),), 8),
+    ("max", ((2, job_order.RANGE_INFINITY),), 16),  # open range: the PE's slots
+    ("avg", ((2, 5),), 3),  # 3.5, truncated
+    ("avg", ((2, job_order.RANGE_INFINITY),), 9),  # 2..16
+    ("AVG", ((1, 2), (6, 6)), 3),
+    ("4", ((2, 8),), 4),
+])
+def test_urgency_slots_decide_the_slots_a_pe_range_counts_for(setting, ranges, expected):
+    assert job_order.pe_urgency_slots(setting, ranges, 16) == expected
+
+
+def test_a_range_of_one_value_counts_that_value_whatever_urgency_slots_says():
+    pes = {"mpi": _PE(16, "max")}
+    assert job_order.job_slot_request(("mpi", ((4, 4),)), pes) == 4
+    assert job_order.job_slot_request(("mpi", ((2, 4),)), pes) == 4
+    assert job_order.job_slot_request(None, pes) == 1
+
+
+def test_a_wildcard_pe_request_uses_the_first_matching_pe():
+    pes = {"mpi_b": _PE(16, "max"), "mpi_a": _PE(16, "min")}
+    assert job_order.job_slot_request(("mpi*", ((2, 4),)), pes) == 2
+    assert job_order.job_slot_request(("none*", ((2, 4),)), pes) == 1
+
+
+def test_resource_contribution_counts_urgency_times_value_times_slots():
+    cx = {"slots": job_order.Urgency("slots", "INT", "1000"),
+          "h_vmem": job_order.Urgency("h_vmem", "MEMORY", "0.000001"),
+          "arch": job_order.Urgency("arch", "RESTRING", "5")}
+    total, per = job_order.resource_contribution((("h_vmem", "1M"), ("arch", "lx*"), ("foo", "1")), 2, cx)
+    assert per == (("h_vmem", "1M", pytest.approx(0.000001 * 1048576 * 2)), ("arch", "lx*", 5.0), ("foo", "1", 0.0))
+    assert total == pytest.approx(2000 + 0.000001 * 1048576 * 2 + 5)
+
+
+def test_the_golden_qstat_pri_figures_come_out():
+    """The real Grid Engine's qstat -pri/-urg: two running jobs (waited 5 s
+    until their start), two pending ones (waiting 4 s): 0.75 and 0.25."""
+    facts = [JobFacts(2, 0, 100.0, 105.0), JobFacts(3, 0, 100.0, 105.0),
+             JobFacts(4, 0, 105.0), JobFacts(5, 0, 105.0)]
+    w = Weights(priority=0.0, urgency=0.5, ticket=0.5, waiting_time=1.0)
+    f = job_order.figures(facts, CX, {}, w, now=109.0)
+    assert [(f[j].urg, f[j].nurg, f[j].prio) for j in (2, 3, 4, 5)] == [
+        (1005, 1.0, 0.75), (1005, 1.0, 0.75), (1004, 0.0, 0.25), (1004, 0.0, 0.25)]
+    assert f[4].nppri == 0.5 and f[4].ntckts == 0.5  # no ticket policy: every job 0 tickets
+
+
+def test_the_deadline_contribution_grows_as_the_deadline_nears_and_stays_once_passed():
+    w = Weights(urgency=1.0, deadline=3600000.0)
+    f = job_order.figures([JobFacts(1, deadline=8200.0), JobFacts(2)], CX, {}, w, now=1000.0)
+    assert f[1].dlcontr == pytest.approx(3600000.0 / 7200) and f[2].dlcontr == 0.0
+    f = job_order.figures([JobFacts(1, deadline=500.0)], CX, {}, w, now=1000.0)
+    assert f[1].dlcontr == 3600000.0
+
+
+def test_pending_jobs_go_by_priority_then_job_number_then_task_number():
+    figs = {1: Figures(prio=0.2), 2: Figures(prio=0.9), 3: Figures(prio=0.2)}
+    tasks = [PendingTask(3, 1, "u"), PendingTask(1, 2, "u"), PendingTask(2, 1, "u"), PendingTask(1, 1, "u")]
+    assert [(t.job_id, t.task_id) for t in job_order.dispatch_order(tasks, figs)] == [(2, 1), (1, 1), (1, 2), (3, 1)]
+
+
+def test_a_deadline_date_time_is_read_in_local_time():
+    now = time.mktime((2026, 6, 1, 12, 0, 0, 0, 0, -1))
+    assert job_order.deadline_time("06011300", now) == now + 3600
+    assert job_order.deadline_time("2606011300.30", now) == now + 3630
+    assert job_order.deadline_time("202606011300", now) == now + 3600
+    assert job_order.deadline_time(None, now) == 0.0
+
+
+# ------------------------------------------------------------ the pass
+
+
+def qi(host="h1", slots=1, **kw) -> QInstance:
+    return QInstance("all.q", host, 0, slots, 0, values={"qname": "all.q", "hostname": host}, **kw)
+
+
+def snap(pending, qis=None, weights=GE_DEFAULT, **kw) -> Snapshot:
+    qis = qis or [qi()]
+    return Snapshot(qinstances=tuple(qis), hosts={q.host: HostInfo(q.host) for q in qis},
+                    pending=tuple(pending), complexes=CX, queue_sort_method="seqno", weights=weights,
+                    now=kw.pop("now", 1000.0), **kw)
+
+
+def first(plan) -> int:
+    return plan.dispatches[0].job_id
+
+
+def test_a_job_asking_for_more_slots_is_more_urgent_and_goes_first():
+    pe = {"smp": PE("smp", 10, 0)}
+    pending = [PendingTask(1, 1, "u"), PendingTask(2, 1, "u", pe=("smp", ((2, 2),)))]
+    assert first(scheduler.schedule(snap(pending, [qi(slots=2, pe_list=("smp",))], pes=pe))) == 2
+
+
+def test_posix_priority_counts_only_with_weight_priority():
+    pending = [PendingTask(1, 1, "u"), PendingTask(2, 1, "u", priority=100)]
+    assert first(scheduler.schedule(snap(pending))) == 1  # weight_priority 0 (the default cell)
+    assert first(scheduler.schedule(snap(pending, weights=Weights(priority=1.0)))) == 2
+
+
+def test_a_job_that_waited_longer_goes_first():
+    pending = [PendingTask(1, 1, "u", submission_time=900.0), PendingTask(2, 1, "u", submission_time=100.0)]
+    assert first(scheduler.schedule(snap(pending))) == 2
+
+
+def test_a_deadline_job_goes_first():
+    pending = [PendingTask(1, 1, "u"), PendingTask(2, 1, "u", deadline=5000.0)]
+    assert first(scheduler.schedule(snap(pending))) == 2
+
+
+def test_running_jobs_widen_the_urgency_range():
+    pending = [PendingTask(1, 1, "u")]
+    figs = scheduler.dispatch_figures(snap(pending, running=(JobFacts(9, pe=("smp", ((4, 4),))),)))
+    assert figs[1].nurg == 0.0 and figs[9].nurg == 1.0
+
+
+def test_equal_priorities_go_by_job_number_and_tasks_in_order():
+    pending = [PendingTask(2, 1, "u"), PendingTask(1, 2, "u"), PendingTask(1, 1, "u")]
+    plan = scheduler.schedule(snap(pending, [qi(slots=3)]))
+    assert [(d.job_id, d.task_id) for d in plan.dispatches] == [(1, 1), (1, 2), (2, 1)]
+
+
+# ------------------------------------------------------------ categories
+
+
+def test_every_request_field_is_part_of_the_category_and_identity_fields_are_not():
+    base = PendingTask(1, 1, "u")
+    assert scheduler._category(base) == scheduler._category(
+        PendingTask(7, 3, "u", priority=5, submission_time=9.0, deadline=99.0))
+    for change in (dict(owner="v"), dict(requests={"arch": "x"}), dict(queues=("a.q",)), dict(group="g"),
+                   dict(project="p"), dict(pe=("smp", ((2, 2),)))):
+        assert scheduler._category(base) != scheduler._category(PendingTask(1, 1, **dict(dict(owner="u"), **change))), change
+    assert scheduler._category(PendingTask(1, 1, "u", requests={"a": "1", "b": "2"})) == \
+        scheduler._category(PendingTask(2, 1, "u", requests={"b": "2", "a": "1"}))
+
+
+def test_an_unplaceable_category_is_tried_once_and_its_jobs_share_the_reasons(monkeypatch):
+    tried = []
+    real = scheduler._place_single
+
+    def spy(snap_, book, ranked, task, reasons):
+        tried.append(task.job_id)
+        return real(snap_, book, ranked, task, reasons)
+
+    monkeypatch.setattr(scheduler, "_place_single", spy)
+    pending = [PendingTask(j, 1, "u", queues=("none.q",)) for j in range(1, 101)] + [PendingTask(101, 1, "u")]
+    plan = scheduler.schedule(snap(pending))
+    assert [d.job_id for d in plan.dispatches] == [101]
+    assert tried.count(1) == 2 and set(tried) == {1, 101}  # the fast try, then once for the reasons
+    assert plan.reasons[50] == plan.reasons[1] and plan.reasons[1]
+
+
+def test_pending_tasks_are_the_same_as_made_by_their_constructor():
+    made = scheduler.pending_tasks(dict(job_id=4, owner="u", requests={"a": "1"}, pe=("smp", ((2, 2),))), [1, 2])
+    assert made == [PendingTask(4, t, "u", requests={"a": "1"}, pe=("smp", ((2, 2),))) for t in (1, 2)]
+    with pytest.raises(TypeError):
+        scheduler.pending_tasks(dict(job_id=4, owner="u", no_such_field=1), [1])
+
+
+def test_a_trial_placement_changes_nothing_until_it_is_committed():
+    book = scheduler._Book(snap([PendingTask(1, 1, "u")], [qi("h1", 4), qi("h2", 4)]))
+    trial = scheduler._copy_book(book)
+    trial.qi_used["all.q@h1"] += 2
+    trial.host_consumed.setdefault("h1", {})["mem"] = 5.0
+    trial.global_consumed["lic"] = trial.global_consumed.get("lic", 0.0) + 1
+    assert book.qi_used["all.q@h1"] == 0 and "lic" not in book.global_consumed
+    assert trial.qi_used["all.q@h2"] == 0 and trial.global_consumed["lic"] == 1
+    scheduler._commit(book, trial)
+    assert book.qi_used == {"all.q@h1": 2, "all.q@h2": 0}
+    assert book.host_consumed["h1"] == {"mem": 5.0} and book.global_consumed == {"lic": 1.0}
+
+
+# ------------------------------------------------------------ -dl and deadlineusers
+
+
+@pytest.fixture
+def qm(tmp_path):
+    cell = Cell(str(tmp_path / "root"))
+    init_cell(cell, "h1", slots=2, env={})
+    q = Qmaster(cell, "h1", clock=lambda: 1_800_000_000.0)
+    q.load()
+    q.config.cell_owner_only = False
+    return q
+
+
+REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}
+
+
+def test_only_deadline_users_may_submit_deadline_jobs(qm):
+    with pytest.raises(RequestError) as e:
+        qm.submit(dict(REQ, deadline="12312359"), 0, 0)
+    assert str(e.value) == ('Unable to run job: job rejected: the user "root" is not a deadline initiation user'
+                            "\nExiting.")
+    assert not qm.jobs
+    acl = qm.config.usersets["deadlineusers"]
+    qm.config.usersets["deadlineusers"] = access_list.AccessList(acl.name, acl.type, acl.fshare, acl.oticket, ("root",))
+    assert qm.submit(dict(REQ, deadline="12312359"), 0, 0)["job_id"] == 1
+
+
+def test_the_snapshot_carries_the_time_the_weights_and_the_jobs_dates(qm):
+    acl = qm.config.usersets["deadlineusers"]
+    qm.config.usersets["deadlineusers"] = access_list.AccessList(acl.name, acl.type, acl.fshare, acl.oticket, ("root",))
+    qm.submit(dict(REQ, deadline="203101010000"), 0, 0)
+    s = qm.config.snapshot(qm.jobs, {"h1": None}, now=1_800_000_100.0)
+    assert s.now == 1_800_000_100.0
+    assert s.weights == Weights(priority=0.0, urgency=0.5, ticket=0.5, waiting_time=0.278, deadline=3600000.0)
+    (t,) = s.pending
+    assert t.submission_time == 1_800_000_000.0
+    assert t.deadline == time.mktime((2031, 1, 1, 0, 0, 0, 0, 0, -1))
+
+
+def test_qstat_shows_the_figures_the_scheduler_orders_by(qm):
+    from minisge import views
+
+    qm.submit(dict(REQ), 0, 0)
+    qm.submit(dict(REQ, pe={"name": "smp", "ranges": [[2, 2]]}, hard_resources={"h_vmem": "1G"}), 0, 0)
+    qm.submit(dict(REQ, hold=True), 0, 0)
+    now = 1_800_000_010.0
+    shown = views.priorities(qm, now)
+    used = scheduler.dispatch_figures(qm.config.snapshot(qm.jobs, {"h1": None}, now=now))
+    for j in (1, 2):
+        assert (shown[j]["prio"], shown[j]["urg"], shown[j]["nurg"]) == (used[j].prio, used[j].urg, used[j].nurg)
+    assert shown[2]["prio"] > shown[1]["prio"]
+    assert shown[3]["prio"] == 0.0 and 3 not in used  # held: not considered
