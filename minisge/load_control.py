@@ -398,6 +398,8 @@ def evaluate(confs: Iterable[QueueLoadConf], loads: Mapping[str, Mapping[str, st
         host_load = loads.get(c.host, {})
         lc_host = lc_hosts.get(c.host, 0) / 100.0
         unavailable = bool(set(c.states) & set(_UNAVAILABLE)) or c.ambiguous or c.name in d.subordinated
+        # an execd that has not yet sent its first load report is not overloaded
+        unavailable = unavailable or not host_load
         if unavailable:
             pass  # the scheduler drops it anyway ("temporarily not available") and leaves its jobs be
         elif c.load_thresholds:
@@ -452,6 +454,8 @@ def qstat_alarms(conf: QueueLoadConf, complexes, host_load: Mapping[str, str],
     out: dict[str, list[str]] = {}
     unknown = "u" in conf.states
     load = {} if unknown else host_load
+    if not unknown and not host_load:
+        return out  # registered, first load report still to come
     args = dict(global_load=global_load, queue_values=conf.values)
     more = dict(host_values=host_values, global_values=global_values, unknown=unknown)
     if conf.load_thresholds and load_alarm(conf.load_thresholds, complexes, load, **args):

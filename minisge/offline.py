@@ -20,7 +20,7 @@ From the shell, one line per dispatch and then the pending jobs' reasons::
 
     2.1 -> all.q@node1 (2)
     1.1 -> all.q@node2 (1)
-    3: cannot run in queue instance "all.q@node1" because it has not enough free slots
+    3: queue instance "all.q@node1" dropped because it is full
 
 A snapshot can also be written as plain data (the man pages' words are the
 field names: :mod:`minisge.scheduler`):
@@ -43,8 +43,8 @@ field names: :mod:`minisge.scheduler`):
 >>> print(plan_text(scheduler.schedule(snap)))
 2.1 -> all.q@node1 (2)
 1.1 -> all.q@node2 (1)
-3: cannot run in queue instance "all.q@node1" because it has not enough free slots
-3: cannot run in queue instance "all.q@node2" because it has not enough free slots
+3: queue instance "all.q@node1" dropped because it is full
+3: queue instance "all.q@node2" dropped because it is full
 
 (Job 2 asks for two slots, so its urgency is higher (2000 against 1000):
 it goes first, then job 1 takes the free slot of node2.)

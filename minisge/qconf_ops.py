@@ -33,6 +33,7 @@ from minisge.formats import complex as complex_fmt
 from minisge.formats.errors import FormatError
 from minisge.formats.lines import read_attributes, write_attributes
 from minisge.formats.sge_types import SpecifierError
+from minisge import qinstance_state
 
 CENTRY_FIELDS = ("name", "shortcut", "type", "relop", "requestable", "consumable", "default", "urgency")
 
@@ -595,19 +596,29 @@ def _store(a: Admin, kind: Kind) -> dict:
     return getattr(a.cfg, kind.store)
 
 
+# queue_conf(5) initial_state: the kinds whose change can add or remove queue instances
+_QINSTANCE_KINDS = ("cqueues", "hostgroups")
+
+
 def _put(a: Admin, kind: Kind, model) -> None:
     name = kind.name_of(model)
     a.save(kind.spool, name, kind.text(model))
+    before = qinstance_state.qinstance_names(a.cfg) if kind.store in _QINSTANCE_KINDS else None
     store = dict(_store(a, kind))
     store[name] = model
     setattr(a.cfg, kind.store, dict(sorted(store.items())))
+    if before is not None:
+        qinstance_state.qinstances_changed(a.cfg, before)
 
 
 def _remove(a: Admin, kind: Kind, name: str) -> None:
     a.drop(kind.spool, name)
+    before = qinstance_state.qinstance_names(a.cfg) if kind.store in _QINSTANCE_KINDS else None
     store = dict(_store(a, kind))
     store.pop(name, None)
     setattr(a.cfg, kind.store, store)
+    if before is not None:
+        qinstance_state.qinstances_changed(a.cfg, before)
 
 
 def add_from_file(kind_name: str) -> Callable:

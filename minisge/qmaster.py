@@ -471,6 +471,10 @@ class Qmaster:
         task = job.tasks.get(report["task_id"])
         if task is None:
             return
+        from minisge import unknown_hosts
+
+        if unknown_hosts.stale_report(task, report):  # rescheduled while that host was unknown
+            return
         if task.state == RESCHEDULING:  # qmod -r: accounted when it was pushed
             job_control.end_of_rescheduled(self, job, task)
             if job.is_done():  # deleted meanwhile

@@ -19,7 +19,7 @@ import os
 
 import trio
 
-from minisge import protocol, protocol_trio
+from minisge import protocol, protocol_trio, qinstance_state, unknown_hosts
 from minisge.cell import Cell
 from minisge.execd import Execd, read_results
 from minisge.protocol import Credentials, FrameDecoder, ProtocolError
@@ -75,6 +75,9 @@ async def serve_execd(stream: trio.SocketStream, qm: Qmaster, handler: RequestHa
         qm.reconcile_host(host, known)
         qm.execds[host] = link
         qm.config.register_execd(host)
+        if first.get("startup"):  # queue_conf(5) initial_state: on start-up of the execd
+            qinstance_state.execd_started(qm.config, host)
+        unknown_hosts.host_heard(qm, host, known)
         log.info("execd %s connected from %s", host, protocol_trio._address(stream))
         try:
             async with trio.open_nursery() as nursery:
@@ -87,6 +90,7 @@ async def serve_execd(stream: trio.SocketStream, qm: Qmaster, handler: RequestHa
         finally:
             if qm.execds.get(host) is link:
                 del qm.execds[host]
+                unknown_hosts.host_lost(qm, host)  # sge_conf(5) reschedule_unknown
             log.info("execd %s disconnected", host)
             qm.changed()
 
@@ -142,6 +146,7 @@ async def run_qmaster(cell: Cell, host: str, task_status=trio.TASK_STATUS_IGNORE
             nursery.start_soon(_watch_signals, scope)
             handler.shutdown = scope.cancel
             nursery.start_soon(scheduler_loop, qm)
+            nursery.start_soon(unknown_hosts.unknown_host_timer, qm)  # sge_conf(5) reschedule_unknown
             local = await protocol_trio.open_unix_listener(cell.socket_path)
             nursery.start_soon(trio.serve_listeners, protocol_trio.serving(handler), [local])
             tcp = await trio.open_tcp_listeners(cell.qmaster_port())
@@ -173,6 +178,7 @@ class ExecdClient:
         self.rids = itertools.count(1)
         self.relays: dict[int, trio.MemorySendChannel] = {}
         self.connected = trio.Event()
+        self.registered = False  # registered with the qmaster since this execd started
 
     async def report(self, msg: dict) -> None:
         """Send if connected; otherwise it stays on disk and goes at the next connect."""
@@ -227,7 +233,9 @@ class ExecdClient:
 
     async def _serve(self, conn) -> None:
         known = sorted(set(self.execd.running) | set(self.execd.finished_unacked()))
-        await self._send({"op": "register", "known": [list(k) for k in known]})
+        # "startup": the first registration since this execd started (not a reconnect)
+        if await self._send({"op": "register", "known": [list(k) for k in known], "startup": not self.registered}):
+            self.registered = True
         # what ended while we were apart
         for key in list(self.execd.finished_unacked()):
             report = read_results(self.execd.job_dir(*key))

@@ -395,7 +395,8 @@ def _hard_queue_rejects(task: PendingTask, qi: QInstance) -> str | None:
 
 def _fits(snap: Snapshot, book: _Book, qi: QInstance, task: PendingTask, slots: int) -> str | None:
     if set(qi.states) & _UNAVAILABLE_STATES:
-        return f"queue instance \"{qi.name}\" dropped because it is {'disabled' if 'd' in qi.states else 'unavailable'}"
+        # 8.1.9: disabled, else (suspended, unknown, error, ...) "temporarily not available"
+        return f"queue instance \"{qi.name}\" dropped because it is {'disabled' if 'd' in qi.states else 'temporarily not available'}"
     why = _hard_queue_rejects(task, qi) or _access_rejects(snap, qi, task)
     if why:
         return why
@@ -407,7 +408,7 @@ def _fits(snap: Snapshot, book: _Book, qi: QInstance, task: PendingTask, slots: 
     if why:
         return why
     if qi.slots - book.qi_used[qi.name] < slots:
-        return f"cannot run in queue instance \"{qi.name}\" because it has not enough free slots"
+        return f"queue instance \"{qi.name}\" dropped because it is full"  # 8.1.9's words (msg 47078)
     why = _cqueue_request_rejects(snap, qi, task)
     if why:
         return why
@@ -660,14 +661,17 @@ def _place_pe(snap, book, ranked, task, reasons) -> Dispatch | None:
     pattern, ranges = task.pe
     candidates = [pe for name, pe in sorted(snap.pes.items()) if fnmatch.fnmatchcase(name, pattern)]
     if not candidates:
-        reasons.append("no matching pe found")
+        reasons.append("no matching PE found")
         return None
     for pe in candidates:
+        # 8.1.9 (qstat -j on a real cell): a PE of 0 slots "only offers 0 slots";
+        # no access to the PE is said, and then that it offers 0 slots
         if pe.slots == 0:
-            reasons.append(f'cannot run because total slots of pe "{pe.name}" not in range of job')
+            reasons.append(f'cannot run in PE "{pe.name}" because it only offers 0 slots')
             continue
         if not _has_access(snap, task, pe.user_lists, pe.xuser_lists):
-            reasons.append(f'cannot run because no access to pe "{pe.name}"')
+            reasons.append(f'cannot run because no access to PE "{pe.name}"')
+            reasons.append(f'cannot run in PE "{pe.name}" because it only offers 0 slots')
             continue
         hosts = _pe_hosts(snap, book, ranked, task, pe, reasons)
         granted, offered, trial = _assign_pe(snap, book, hosts, task, pe, ranges)
@@ -688,7 +692,7 @@ def _pe_hosts(snap, book, ranked, task, pe, reasons) -> list[list[QInstance]]:
     for qi in ranked:
         if pe.name not in qi.pe_list:
             listed = any(pe.name in q.pe_list for q in _siblings(snap, qi))
-            reasons.append(f'cannot run in queue "{qi.name if listed else qi.cqueue}" because PE "{pe.name}" is not in pe list')
+            reasons.append(f'cannot run in queue "{qi.name if listed else qi.cqueue}" because PE "{pe.name}" is not in PE list')
             continue
         why = _fits(snap, book, qi, task, 1) or _quota_fits(snap, book, qi, task, 1, pe.name)
         if why:

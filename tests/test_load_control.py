@@ -49,7 +49,14 @@ def test_relop_le_alarms_when_the_value_falls_to_the_threshold():
 
 
 def test_missing_load_value_is_an_alarm():
-    assert lc.load_alarm((("np_load_avg", "1.75"),), CX, {}) == 'no value for complex attribute "np_load_avg"'
+    assert lc.load_alarm((("np_load_avg", "1.75"),), CX, {"num_proc": "2"}) == \
+        'no value for complex attribute "np_load_avg"'
+
+
+def test_host_without_its_first_load_report_is_not_overloaded():
+    c = conf(load_thresholds=(("np_load_avg", "1.75"),))
+    assert lc.evaluate([c], {}, CX, [], now=0.0).alarm == {}
+    assert lc.qstat_alarms(c, CX, {}) == {}
 
 
 def test_unknown_attribute_is_an_alarm():

@@ -147,7 +147,7 @@ def test_without_summary_the_master_record_holds_the_masters_usage_alone(tight):
 def test_refused_tasks_get_grid_engines_messages(tight):
     # -pe tight 2 over round robin: one slot on each host; the job script is
     # the first task (job_is_first_task TRUE), so node1 has no slot for a task
-    body = f"""\
+    body = """\
 $QRSH -inherit node2 /bin/echo granted; echo "rc=$?"
 $QRSH -inherit node1 /bin/echo master-host-is-full; echo "rc=$?"
 $QRSH -inherit node9 /bin/echo no-such-execd; echo "rc=$?"
