@@ -125,7 +125,6 @@ def main() -> None:
                 t_sched, plan = median_time(lambda: scheduler.schedule(snap), args.runs)
             print(f"{n:>12} {t_snap * 1000:>8.1f}ms {t_sched * 1000:>8.1f}ms {(t_snap + t_sched) * 1000:>8.1f}ms"
                   f" {len(plan.dispatches):>10} {len(snap.pending):>8}")
-            del jobs, snap, plan
 
 
 if __name__ == "__main__":

@@ -512,8 +512,11 @@ class ConfigState:
             attr = cx.get(name)
             requests[attr.name if attr is not None else name] = value
         queue_values = {n: self.qvalue(conf, n, m.host) for n in limits.LIMIT_NAMES}
+        task_limits = limits.job_limits(queue_values, requests)
+        if "s_rt" in task_limits:
+            task_limits[limits.S_RT_NOTIFY] = limits.value_of(self.qvalue(conf, "notify", m.host))
         return {
-            "limits": limits.job_limits(queue_values, requests),
+            "limits": task_limits,
             "host_slots": sum(g.slots for g in task.granted if g.host == m.host) or 1,
             "consumable_job": sorted(n for n in requests if n in limits.LIMIT_NAMES and cx.get(n) is not None
                                      and cx.get(n).consumable is Consumable.JOB),

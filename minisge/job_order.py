@@ -52,7 +52,6 @@ Plain data, as a test or a teacher writes it:
 from __future__ import annotations
 
 import functools
-import math
 import time
 from dataclasses import dataclass
 from typing import Iterable, Mapping, NamedTuple

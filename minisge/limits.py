@@ -12,7 +12,9 @@ The rules, from queue_conf(5) and as Grid Engine 8.1.9 applies them:
   scheduler never dispatches it there), so the request is the lower value
   (qmaster ``reduce_queue_limit``);
 * ``h_rt``: SIGKILL when the wall clock passes it; ``s_rt``: SIGUSR1 (the job
-  may catch it), repeated every 90 s while the job runs (execd_ck_to_do.c);
+  may catch it), then, as queue_conf(5) says, SIGKILL once the queue's
+  ``notify`` time has passed after it (8.1.9 itself only repeats SIGUSR1
+  every 90 s and never aborts: we follow the page, see the module's notes);
 * ``s_cpu``/``h_cpu``, ``s_vmem``/``h_vmem``, ``s_data``/``h_data``,
   ``s_stack``/``h_stack`` are per slot: multiplied by the slots the task
   holds on the host (for a job that requests them as a consumable of type
@@ -65,8 +67,12 @@ RLIMIT_OF = {
     "rss": resource.RLIMIT_RSS,
 }
 
-# execd_ck_to_do.c: a soft wall clock signal is repeated this often
+# execd_ck_to_do.c: a signal for a wall clock limit is repeated this often
 SIGNAL_REPEAT = 90
+
+# key of a task's limits: the queue's ``notify`` time, after which a job
+# warned for s_rt is aborted (queue_conf(5) RESOURCE LIMITS)
+S_RT_NOTIFY = "s_rt_notify"
 
 
 def value_of(text: str | None) -> float:
@@ -165,14 +171,18 @@ def check_usage(totals: Mapping[str, float], cpu: float, vmem: float) -> Action 
 
 
 def wallclock_action(limits: Mapping[str, float], elapsed: float, last_signal: float | None) -> Action | None:
-    """The wall clock limits (queue_conf(5), execd_ck_to_do.c): past h_rt
-    SIGKILL, past s_rt SIGUSR1; a signal already sent is repeated only after
-    :data:`SIGNAL_REPEAT` seconds (``last_signal`` is the elapsed time it
-    was sent at)."""
-    if last_signal is not None and elapsed <= last_signal + SIGNAL_REPEAT:
-        return None
+    """The wall clock limits (queue_conf(5) RESOURCE LIMITS, execd_ck_to_do.c):
+    past h_rt SIGKILL; past s_rt SIGUSR1, and SIGKILL when the ``notify``
+    time (:data:`S_RT_NOTIFY`) has passed since; a warning already sent is
+    repeated only after :data:`SIGNAL_REPEAT` seconds (``last_signal`` is
+    the elapsed time it was sent at)."""
+    s_rt = limits.get("s_rt", INF)
     if elapsed >= limits.get("h_rt", INF):
         return Action("KILL", "h_rt")
-    if elapsed >= limits.get("s_rt", INF):
+    if last_signal is not None and elapsed >= s_rt + limits.get(S_RT_NOTIFY, INF):
+        return Action("KILL", "s_rt")
+    if last_signal is not None and elapsed <= last_signal + SIGNAL_REPEAT:
+        return None
+    if elapsed >= s_rt:
         return Action("USR1", "s_rt")
     return None

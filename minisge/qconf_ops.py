@@ -940,6 +940,9 @@ def m_conf(add: bool) -> Callable:
                 os.makedirs(_local_conf_dir(a), exist_ok=True)
                 atomic_write(os.path.join(_local_conf_dir(a), name), sge_conf.write(conf))
             ans.err.append(a.added(name, "configuration") if add else a.modified(name, "configuration"))
+            from minisge import unknown_hosts
+
+            unknown_hosts.config_changed(a.qm)  # reschedule_unknown may have changed
 
     return run
 

@@ -12,7 +12,9 @@ first, then oldest), *feasibility* filters the queue instances, *ranking*
 orders the feasible ones (``seq_no`` or load, as ``queue_sort_method``
 says), and the chosen slots are booked in the working copy so that later
 tasks see them taken.  Jobs with equal requests share one category, so a
-category found unplaceable is not tried again in the same pass.
+category found unplaceable is not tried again in the same pass, and the
+verdicts that no booking changes (queue state, access, ``-q``, qtype, fixed
+values) are found once per category (:mod:`minisge.sched_cache`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import operator
 from dataclasses import dataclass, field, fields
 from typing import Callable, Mapping
 
-from minisge import job_order, sched_match
+from minisge import job_order, sched_cache, sched_match, sched_order
 from minisge.formats import access_list
 
 
@@ -393,25 +395,75 @@ def _hard_queue_rejects(task: PendingTask, qi: QInstance) -> str | None:
     return f'cannot run in queue "{where}" because it is not contained in its hard queue list (-q)'
 
 
-def _fits(snap: Snapshot, book: _Book, qi: QInstance, task: PendingTask, slots: int) -> str | None:
+def _static_rejects(snap: Snapshot, qi: QInstance, task: PendingTask, cache=None) -> tuple[str | None, str | None]:
+    """The checks of :func:`_fits` that no booking in the pass changes:
+    (the reason before the free-slot check, the reason after it), each None
+    if it passes -- queue state, ``-q``, access lists, qtype, FORCED, and
+    the cluster queue's fixed values (sched_cache caches them per category;
+    with ``cache`` the access verdicts are shared by the categories of one
+    owner, group and project, the cluster queue's by its instances)."""
     if set(qi.states) & _UNAVAILABLE_STATES:
         # 8.1.9: disabled, else (suspended, unknown, error, ...) "temporarily not available"
-        return f"queue instance \"{qi.name}\" dropped because it is {'disabled' if 'd' in qi.states else 'temporarily not available'}"
-    why = _hard_queue_rejects(task, qi) or _access_rejects(snap, qi, task)
+        why = "disabled" if "d" in qi.states else "temporarily not available"
+        return f'queue instance "{qi.name}" dropped because it is {why}', None
+    why = _hard_queue_rejects(task, qi)
     if why:
-        return why
+        return why, None
+    if cache is None:
+        why = _access_rejects(snap, qi, task)
+    else:
+        try:
+            why = cache.access[qi.name]
+        except KeyError:
+            why = cache.access[qi.name] = _access_rejects(snap, qi, task)
+    if why:
+        return why, None
     if task.pe is None and "BATCH" not in qi.qtype:
         # queue_conf(5) qtype: a batch job never goes to an INTERACTIVE-only queue
         # (a PE job needs the PE in pe_list instead, as in Grid Engine)
-        return f'cannot run in queue instance "{qi.name}" because it is not of type batch'
+        return f'cannot run in queue instance "{qi.name}" because it is not of type batch', None
     why = _forced_rejects(snap, qi, task)
     if why:
-        return why
+        return why, None
+    if cache is None:
+        return None, _cqueue_request_rejects(snap, qi, task)
+    try:
+        return None, cache.cq_request[qi.cqueue]
+    except KeyError:
+        why = cache.cq_request[qi.cqueue] = _cqueue_request_rejects(snap, qi, task)
+        return None, why
+
+
+def _task_cache(book: _Book, task: PendingTask):
+    """The sched_cache.CategoryCache of ``task``'s category, if the pass
+    (:func:`schedule`) is placing this very task; else None (no cache)."""
+    current = book.__dict__.get("category_cache")
+    return current[1] if current is not None and current[0] is task else None
+
+
+def _fits(snap: Snapshot, book: _Book, qi: QInstance, task: PendingTask, slots: int) -> str | None:
+    cache = _task_cache(book, task)
+    if cache is None:
+        before, after = _static_rejects(snap, qi, task)
+    else:
+        static = cache.static.get(qi.name)
+        if static is None:
+            static = cache.static[qi.name] = _static_rejects(snap, qi, task, cache)
+        before, after = static
+    if before:
+        return before
     if qi.slots - book.qi_used[qi.name] < slots:
         return f"queue instance \"{qi.name}\" dropped because it is full"  # 8.1.9's words (msg 47078)
-    why = _cqueue_request_rejects(snap, qi, task)
-    if why:
-        return why
+    if after:
+        return after
+    if cache is not None and cache.resources_static:  # the -l check needs no booked amount
+        key = (qi.name, slots)
+        try:
+            return cache.resources[key]
+        except KeyError:
+            rejected = _resources_reject(snap, book, qi, task.requests, slots)
+            why = cache.resources[key] = _resource_reason(snap, task, *rejected) if rejected else None
+            return why
     rejected = _resources_reject(snap, book, qi, task.requests, slots)
     if rejected:
         return _resource_reason(snap, task, *rejected)
@@ -525,22 +577,22 @@ def pending_tasks(common: dict, task_ids) -> list[PendingTask]:
     snapshot makes one per pending task: 10,000s per pass); the fields left
     out get their defaults, and the tasks are as immutable as any."""
     plain, factories = _pending_defaults()
-    values = dict(plain)
+    values = {**plain, **common}
     for name, factory in factories.items():
-        if name not in common:
+        if name not in values:
             values[name] = factory()
-    values.update(common)
     if len(values) != len(plain) + len(factories):
         unknown = set(common) - plain.keys() - factories.keys()
         raise TypeError(f"PendingTask has no field {sorted(unknown)[0]!r}")
-    if values.get("job_id") is None or values.get("owner") is None:
+    if values["job_id"] is None or values["owner"] is None:
         raise TypeError("PendingTask needs job_id and owner")
     new = object.__new__
     out = []
     for tid in task_ids:
         task = new(PendingTask)
-        task.__dict__.update(values)
-        task.__dict__["task_id"] = tid
+        attrs = task.__dict__
+        attrs.update(values)
+        attrs["task_id"] = tid
         out.append(task)
     return out
 
@@ -548,7 +600,7 @@ def pending_tasks(common: dict, task_ids) -> list[PendingTask]:
 def _pending_defaults() -> tuple[dict, dict]:
     """PendingTask's field defaults: (plain values, factories); None for
     the fields without a default."""
-    cached = globals().get("_PENDING_DEFAULTS")
+    cached = _PENDING_DEFAULTS
     if cached is None:
         import dataclasses
 
@@ -560,6 +612,9 @@ def _pending_defaults() -> tuple[dict, dict]:
                 plain[f.name] = None if f.default is dataclasses.MISSING else f.default
         cached = globals()["_PENDING_DEFAULTS"] = (plain, factories)
     return cached
+
+
+_PENDING_DEFAULTS = None  # (plain values, factories), made on first use
 
 
 def pending_facts(snap: Snapshot) -> list:
@@ -603,10 +658,15 @@ def schedule(snap: Snapshot) -> Plan:
     fit, booked so later tasks see them taken; held tasks are skipped."""
     plan = Plan()
     book = _Book(snap)
-    order = job_order.dispatch_order([t for t in snap.pending if not t.held], dispatch_figures(snap))
+    if sched_cache.ENABLED:  # the same order, without a Figures object per job
+        order = sched_order.dispatch_order(snap)
+    else:
+        order = job_order.dispatch_order([t for t in snap.pending if not t.held], dispatch_figures(snap))
     ranked = _ranked(snap, list(snap.qinstances))
     unplaceable: dict[tuple, list[str]] = {}
     categories: dict[int, tuple] = {}  # job id -> category: tasks of a job share it
+    caches: dict[tuple, sched_cache.CategoryCache] = {}
+    access: dict[tuple, dict] = {}  # (owner, group, project) -> access verdicts by queue instance
     for task in order:
         cat = categories.get(task.job_id)
         if cat is None:
@@ -615,10 +675,18 @@ def schedule(snap: Snapshot) -> Plan:
             plan.reasons.setdefault(task.job_id, unplaceable[cat])
             continue
         place = _place_pe if task.pe else _place_single
+        if sched_cache.ENABLED:  # the category's booking-independent verdicts (sched_cache)
+            cache = caches.get(cat)
+            if cache is None:
+                cache = caches[cat] = sched_cache.CategoryCache(sched_cache.resources_are_static(
+                    snap.complexes, task.requests, _excl_attrs(snap.complexes)),
+                    access.setdefault((task.owner, task.group, task.project), {}))
+            book.category_cache = (task, cache)
         # A queue instance without a free slot takes no task: try the others
         # first (the same choice, found faster); only a task that fits
         # nowhere needs the full scan, for Grid Engine's reason per instance.
-        placed = place(snap, book, [qi for qi in ranked if qi.slots > book.qi_used[qi.name]], task, [])
+        placed = place(snap, book, [qi for qi in ranked if qi.slots > book.qi_used[qi.name]], task,
+                       sched_cache.Discard() if sched_cache.ENABLED else [])
         reasons: list[str] = []
         if placed is None:
             placed = place(snap, book, ranked, task, reasons)
@@ -687,6 +755,11 @@ def _place_pe(snap, book, ranked, task, reasons) -> Dispatch | None:
 def _pe_hosts(snap, book, ranked, task, pe, reasons) -> list[list[QInstance]]:
     """The queue instances that offer PE ``pe`` and a slot to the task,
     grouped by host, hosts in most-suitable-first (queue sort) order."""
+    if type(reasons) is sched_cache.Discard and snap.quotas is None and not (
+            task.soft_requests or task.soft_queues or task.master_queues):
+        # no reason wanted, no sort of all of them: only as many hosts as the allocation takes
+        return sched_cache.LazyHosts(
+            ranked, lambda q: pe.name in q.pe_list and _fits(snap, book, q, task, 1) is None)
     by_host: dict[str, list[QInstance]] = {}
     fitting: list[QInstance] = []
     for qi in ranked:
@@ -948,11 +1021,14 @@ def _assign_one_host(snap, book, hosts, task, ranges, most: int, extra: int, pe:
         offered = max(offered, g.total)
         n = _largest_in_ranges(ranges, g.total)
         if n is not None and (best is None or n > best[0]):
-            best = (n, host_qis)
+            best = (n, host_qis, (g, trial) if n == g.total else None)
             if n >= most:  # no later host can hold more: this one is the most suitable
                 break
     if best is None:
         return None, offered, None
+    if best[2] is not None:  # that trial booked just the count: filling up again books the same
+        g, trial = best[2]
+        return g.booked(), g.total, trial
     trial = _copy_book(book)
     g = _fill_up(snap, trial, task, [best[1]], best[0], extra, pe)
     g.undo_quotas(snap, trial)

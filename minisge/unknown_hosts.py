@@ -110,6 +110,12 @@ def _rearm(qm) -> None:
     _state(qm).unknown_rearm.set()
 
 
+def config_changed(qm) -> None:
+    """The global or a host configuration changed: the timer reads
+    reschedule_unknown, load_report_time and max_unheard again."""
+    _rearm(qm)
+
+
 def host_lost(qm, host: str) -> None:
     """The execd of ``host`` is no longer connected: its timer starts."""
     _state(qm).unknown_since[host] = (LOST, qm.clock())

@@ -100,7 +100,6 @@ def job_row(job: Job, figures: dict | None = None, detail: bool = True) -> dict:
     ``-ext``, ``-pri``, ``-urg`` and ``-r`` keys included; only the listing's
     without ``detail``: what a plain ``qstat`` prints)."""
     figures = figures or {}
-    s = job.spec
     d = {
         "job_number": job.number,
         "name": job.name,

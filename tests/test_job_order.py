@@ -170,7 +170,8 @@ def test_every_request_field_is_part_of_the_category_and_identity_fields_are_not
         PendingTask(7, 3, "u", priority=5, submission_time=9.0, deadline=99.0))
     for change in (dict(owner="v"), dict(requests={"arch": "x"}), dict(queues=("a.q",)), dict(group="g"),
                    dict(project="p"), dict(pe=("smp", ((2, 2),)))):
-        assert scheduler._category(base) != scheduler._category(PendingTask(1, 1, **dict(dict(owner="u"), **change))), change
+        changed = PendingTask(1, 1, **dict(dict(owner="u"), **change))
+        assert scheduler._category(base) != scheduler._category(changed), change
     assert scheduler._category(PendingTask(1, 1, "u", requests={"a": "1", "b": "2"})) == \
         scheduler._category(PendingTask(2, 1, "u", requests={"b": "2", "a": "1"}))
 
@@ -263,3 +264,23 @@ def test_qstat_shows_the_figures_the_scheduler_orders_by(qm):
         assert (shown[j]["prio"], shown[j]["urg"], shown[j]["nurg"]) == (used[j].prio, used[j].urg, used[j].nurg)
     assert shown[2]["prio"] > shown[1]["prio"]
     assert shown[3]["prio"] == 0.0 and 3 not in used  # held: not considered
+
+
+def test_a_plain_qstat_listing_is_the_same_from_the_lean_reply(qm):
+    from minisge import views
+    from minisge.job import Grant, Task
+    from minisge.output import qstat_out
+
+    qm.submit(dict(REQ), 0, 0)
+    qm.submit(dict(REQ, pe={"name": "smp", "ranges": [[2, 2]]}), 0, 0)
+    qm.submit(dict(REQ, hold=True, array=[1, 5, 1]), 0, 0)
+    qm.submit(dict(REQ, priority=-5), 0, 0)
+    job = qm.jobs[1]
+    job.pending = []
+    job.tasks[1] = Task(1, start_time=1_800_000_001.0, granted=[Grant("all.q", "h1", 1)])
+    full = views.job_list(qm, {"users": ["*"]}, 0)
+    lean = views.job_list(qm, {"users": ["*"], "detail": False}, 0)
+    assert "urg" in full["jobs"][1] and "urg" not in lean["jobs"][1]
+    for opts in ({}, {"tasks": True}):
+        assert qstat_out.format_job_list(lean["jobs"], lean["queues"], **opts) == \
+            qstat_out.format_job_list(full["jobs"], full["queues"], **opts)

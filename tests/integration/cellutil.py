@@ -32,8 +32,27 @@ def ensure_user(name: str) -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "-m", "-s", "/bin/sh", name], check=True, capture_output=True)
+        # another test worker may create it at the same moment: judge by the result
+        subprocess.run(["useradd", "-m", "-s", "/bin/sh", name], capture_output=True)
         return pwd.getpwnam(name)
+
+
+def kill_cell_processes(root: str) -> None:
+    """SIGKILL every process whose environment names this cell's SGE_ROOT:
+    shepherds (forked from the daemon) and jobs a test left running or
+    stopped (a suspended job would otherwise outlive the test)."""
+    marker = f"SGE_ROOT={root}".encode()
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if marker not in f.read().split(b"\0"):
+                    continue
+            os.kill(int(entry), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            continue
 
 
 @dataclass
@@ -102,7 +121,9 @@ class Cell:
         return p
 
     def stop(self) -> None:
-        self.minisge("stop", check=False)
+        # daemons this test spawned are its children: stop and reap them here
+        # (a child that has exited stays a zombie until reaped, and `minisge
+        # stop` would wait its 30 s for it to go)
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -110,12 +131,15 @@ class Cell:
                     p.wait(10)
                 except subprocess.TimeoutExpired:
                     p.kill()
+                    p.wait()
         self.procs.clear()
+        self.minisge("stop", check=False)
 
     def cleanup(self) -> None:
         self.stop()
-        # shepherds of jobs still running belong to this cell: end them
+        # shepherds and jobs still running (or suspended) belong to this cell: end them
         subprocess.run(["pkill", "-f", self.dir], capture_output=True)
+        kill_cell_processes(self.root)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     # ------------------------------------------------------------ commands

@@ -412,7 +412,9 @@ def test_jobs_of_a_host_that_died_rerun_if_rerunnable_else_fail(roles):
     execd.wait()
     for job in (rerun, plain):
         d = os.path.join(active, f"{job}.1")
-        for f, kill in (("job_pid", os.killpg), ("pid", os.kill)):
+        # the shepherd first: were the job to die first, the shepherd could
+        # still write its exit status, which a dead host never does
+        for f, kill in (("pid", os.kill), ("job_pid", os.killpg)):
             with open(os.path.join(d, f)) as fh:
                 try:
                     kill(int(fh.read()), signal.SIGKILL)

@@ -147,7 +147,11 @@ def test_h_cpu_exceeded_kills_the_job(cell):
 
 def test_h_cpu_of_the_queue_exceeded_kills_the_job(cell):
     set_queue(cell, "h_cpu", "0:0:1")
-    job = submit(cell, script(cell, "loop.sh", "exec python3 -c 'while True: pass'"))
+    # two busy processes: their sum crosses h_cpu (the execd's check) long
+    # before either reaches its own RLIMIT_CPU (2 s at least, setrlimits.h),
+    # so the kernel's kill cannot win the race on a slow machine
+    loop = "python3 -c 'while True: pass'"
+    job = submit(cell, script(cell, "loop.sh", f"{loop} &\nexec {loop}"))
     rec = finished(cell, job)
     assert (rec[FAILED], rec[EXIT_STATUS]) == ("37", "137")
 
@@ -184,6 +188,18 @@ def test_s_rt_sends_sigusr1_and_the_job_goes_on(cell):
     out = output(cell, job)
     assert "got USR1" in out and "end" in out
     assert rec[FAILED] == "0" and rec[EXIT_STATUS] == "0"
+
+
+def test_s_rt_aborts_the_job_after_the_queues_notify_time(cell):
+    set_queue(cell, "notify", "00:00:02")
+    body = ("trap 'echo got USR1' USR1\n"
+            "i=0; while [ $i -lt 60 ]; do sleep 1; i=$((i+1)); done\n"
+            "echo end")
+    job = submit(cell, "-l", "s_rt=0:0:2", script(cell, "srtkill.sh", body))
+    rec = finished(cell, job)
+    out = output(cell, job)
+    assert "got USR1" in out and "end" not in out
+    assert rec[EXIT_STATUS] == "137"
 
 
 def test_h_rt_exceeded_is_failed_37(cell):

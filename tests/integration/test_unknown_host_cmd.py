@@ -127,3 +127,30 @@ def test_rerunnable_job_of_an_unknown_host_is_rescheduled_the_other_stays(three)
     three.wait_for(lambda: not os.path.exists(old_run), what="the old run's report acknowledged")
     assert three.qstat_states()[rerun] == "Rr" and _host_of(three, rerun) == z
     assert len(three.records_of(rerun)) == 1
+
+
+def _connected(cell: Cell, host: str) -> int:
+    return open(os.path.join(cell.qmaster_spool, "messages")).read().count(f"execd {host} connected")
+
+
+def test_initial_state_applies_when_an_execd_starts_not_when_it_reconnects(three):
+    # queue_conf(5) initial_state: "on start-up of the sge_execd(8) on the host"
+    r = three.run("qconf", "-mattr", "queue", "initial_state", "disabled", "all.q")
+    assert r.rc == 0, r
+    assert _qstat_f(three)["all.q@node1"][0] == ""  # existing instances keep their state
+    # a qmaster restart: the execds reconnect, nothing is disabled again
+    qm = three.procs[0]
+    qm.terminate()
+    qm.wait(10)
+    three.procs[0] = three.spawn("qmaster", "--hostname", "master", log="qmaster2.log")
+    three.procs.pop()
+    three.wait_for(lambda: all(_connected(three, h) == 2 for h in HOSTS), what="the execds reconnected")
+    assert {qi: st for qi, (st, _jobs) in _qstat_f(three).items()} == {f"all.q@{h}": "" for h in HOSTS}
+    # an execd (re)started: its instances get the initial state
+    three.execds["node1"].terminate()
+    three.execds["node1"].wait(10)
+    three.execds["node1"] = three.spawn("execd", "--hostname", "node1", "--qmaster", "127.0.0.1",
+                                        log="execd-node1-2.log")
+    three.wait_for(lambda: _connected(three, "node1") == 3, what="execd node1 started again")
+    states = {qi: st for qi, (st, _jobs) in _qstat_f(three).items()}
+    assert states == {"all.q@node1": "d", "all.q@node2": "", "all.q@node3": ""}
