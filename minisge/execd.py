@@ -314,7 +314,7 @@ class Execd:
             from minisge import execd_control
 
             await execd_control.handle(self, msg)
-        elif op in ("pe_task_start", "pe_task_kill"):
+        elif op in ("pe_task_start", "pe_task_kill", "pe_task_suspend", "pe_task_resume"):
             await self.pe_tasks.handle(msg)
         elif op == "ack_end":
             if (msg["job_id"], msg["task_id"]) in self.running:
@@ -416,45 +416,22 @@ class Execd:
         await self.report(report)
 
     async def enforce_limits(self, key: tuple[int, int], entry: dict, pid: int, fd: int) -> None:
-        """Wait until the shepherd ends (``fd`` its pidfd); meanwhile, every
-        PDC interval, sample the job's processes (:mod:`minisge.usage`) and
-        apply the limits the execd watches (queue_conf(5) RESOURCE LIMITS,
-        execd_ck_to_do.c; :mod:`minisge.limits`): h_rt SIGKILL, s_rt SIGUSR1,
-        the summed CPU and vmem against h_/s_cpu and h_/s_vmem × slots."""
-        lim = dict(entry.get("limits") or {})
-        if entry.get("h_rt") is not None:
-            lim["h_rt"] = min(lim.get("h_rt", limits.INF), float(entry["h_rt"]))
-        totals = limits.job_totals(lim, entry.get("host_slots") or 1)
-        job_usage = entry["usage"] = usage.JobUsage()
-        last_rt: float | None = None
-        killed = False
-        while True:
-            with trio.move_on_after(PDC_INTERVAL):
-                await trio.lowlevel.wait_readable(fd)
-                return
-            job_usage.sample(usage.read_processes({pid}).get(pid, ()))
-            if killed:
-                continue
-            elapsed = time.monotonic() - entry["started"]
-            action = limits.wallclock_action(lim, elapsed, last_rt)
-            if action is not None:
-                last_rt = elapsed
-            else:
-                action = limits.check_usage(totals, job_usage.cpu, job_usage.vmem)
-            if action is None:
-                continue
-            log.warning("job %s.%s exceeds %s: SIG%s", key[0], key[1], action.limit, action.signal)
+        """Wait until the job's shepherd ends, applying the limits the execd
+        watches (:func:`watch_limits`): SIGKILL through :meth:`signal` (so a
+        kill sent before the job's pid is known is not lost), a warning to
+        the job's process group."""
+        def apply(action: limits.Action) -> None:
             if action.signal == "KILL":
-                killed = True
-                shepherd.write_file(os.path.join(entry["dir"], "limit"), f"{action.limit}\n")
                 self.signal(*key, "KILL")
-            else:  # a warning the job may catch: it does not stop the job from starting
-                job_pid = _read_int(os.path.join(entry["dir"], "job_pid"))
-                if job_pid:
-                    try:
-                        os.killpg(job_pid, getattr(signal, f"SIG{action.signal}"))
-                    except ProcessLookupError:
-                        pass
+                return
+            job_pid = _read_int(os.path.join(entry["dir"], "job_pid"))
+            if job_pid:  # a warning the job may catch: it does not stop the job from starting
+                try:
+                    os.killpg(job_pid, getattr(signal, f"SIG{action.signal}"))
+                except ProcessLookupError:
+                    pass
+
+        await watch_limits(entry, pid, fd, f"job {key[0]}.{key[1]}", apply)
 
     def signal(self, job_id: int, task_id: int, sig: str) -> None:
         """Signal the job's process group.  The ``signal`` file is written
@@ -484,6 +461,44 @@ def _limits_of(job_dir: str) -> dict:
         return dict(out, started=time.monotonic() - age)
     except (OSError, ValueError):
         return {}
+
+
+async def watch_limits(entry: dict, pid: int, fd: int, what: str, apply: Callable[[limits.Action], None]) -> None:
+    """Wait until a shepherd ends (``fd`` its pidfd); meanwhile, every PDC
+    interval, sample its processes (:mod:`minisge.usage`, kept in
+    ``entry["usage"]`` for the accounting record) and apply the limits the
+    execd watches (queue_conf(5) RESOURCE LIMITS, execd_ck_to_do.c;
+    :mod:`minisge.limits`): h_rt SIGKILL, s_rt SIGUSR1 then SIGKILL after
+    ``notify``, the summed CPU and vmem against h_/s_cpu and h_/s_vmem ×
+    slots.  A kill is noted in the ``limit`` file (accounting's failed 37)
+    before ``apply`` sends it; the same loop serves jobs and PE tasks."""
+    lim = dict(entry.get("limits") or {})
+    if entry.get("h_rt") is not None:
+        lim["h_rt"] = min(lim.get("h_rt", limits.INF), float(entry["h_rt"]))
+    totals = limits.job_totals(lim, entry.get("host_slots") or 1)
+    sampled = entry["usage"] = usage.JobUsage()
+    last_rt: float | None = None
+    killed = False
+    while True:
+        with trio.move_on_after(PDC_INTERVAL):
+            await trio.lowlevel.wait_readable(fd)
+            return
+        sampled.sample(usage.read_processes({pid}).get(pid, ()))
+        if killed:
+            continue
+        elapsed = time.monotonic() - entry["started"]
+        action = limits.wallclock_action(lim, elapsed, last_rt)
+        if action is not None:
+            last_rt = elapsed
+        else:
+            action = limits.check_usage(totals, sampled.cpu, sampled.vmem)
+        if action is None:
+            continue
+        log.warning("%s exceeds %s: SIG%s", what, action.limit, action.signal)
+        if action.signal == "KILL":
+            killed = True
+            shepherd.write_file(os.path.join(entry["dir"], "limit"), f"{action.limit}\n")
+        apply(action)
 
 
 def _read_int(path: str) -> int | None:

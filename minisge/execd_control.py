@@ -130,9 +130,10 @@ def method_argv(command: str, variables: dict, job_pid: int | None) -> list[str]
     return shepherd.expand_command(command, values, METHOD_VARIABLES)
 
 
-async def run_method_command(job_dir: str, command: str, job_pid: int | None) -> None:
+async def run_method_command(job_dir: str, command: str, job_pid: int | None, output: bool = True) -> None:
     """Run a method's command as the job owner, in the job's environment and
-    working directory, its output appended to the job's output files."""
+    working directory, its output appended to the job's output files (to
+    /dev/null with ``output`` False: a PE task's output files are FIFOs)."""
     try:
         with open(os.path.join(job_dir, "config"), encoding="utf-8") as f:
             cfg = json.load(f)
@@ -146,7 +147,7 @@ async def run_method_command(job_dir: str, command: str, job_pid: int | None) ->
     files = []
     try:
         for key in ("stdout_path", "stderr_path"):
-            path = cfg.get(key)
+            path = cfg.get(key) if output else None
             try:
                 files.append(open(path, "ab") if path and os.path.exists(path) else None)
             except OSError:

@@ -126,6 +126,7 @@ def suspend_task(qm, job: Job, task: Task, cause: str) -> None:
     qm.save_job(job, sync=False)
     if stop_changes(before, task.suspended_by) == "suspend":
         queue_message(qm, task, control_message(qm, job, task, "suspend"))
+        _pe_tasks_follow(qm, job, task, "suspend")
 
 
 def resume_task(qm, job: Job, task: Task, cause: str) -> None:
@@ -139,6 +140,15 @@ def resume_task(qm, job: Job, task: Task, cause: str) -> None:
     qm.save_job(job, sync=False)
     if task.state == RUNNING and stop_changes(before, task.suspended_by) == "resume":
         queue_message(qm, task, control_message(qm, job, task, "resume"))
+        _pe_tasks_follow(qm, job, task, "resume")
+
+
+def _pe_tasks_follow(qm, job: Job, task: Task, action: str) -> None:
+    """The job's slave tasks (qrsh -inherit) on every host follow its
+    master task (:meth:`minisge.pe_tasks.PeTasks.control`)."""
+    pe_tasks = getattr(qm, "pe_tasks", None)
+    if pe_tasks is not None:
+        pe_tasks.control(job, task, action)
 
 
 # ================================================================ qmod

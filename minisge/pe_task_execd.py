@@ -130,6 +130,8 @@ class ExecdPeTasks:
                                          "error": f"can't set up the task on {self.execd.host}: {e}", "usage": {}})
         elif op == "pe_task_kill":
             self.kill(msg["job_id"], msg["task_id"], msg.get("signal", "KILL"))
+        elif op in ("pe_task_suspend", "pe_task_resume"):
+            self.control(msg["job_id"], msg["task_id"], op[len("pe_task_"):], msg.get("method") or {})
 
     def start(self, msg: dict) -> None:
         key = (msg["job_id"], msg["task_id"], msg["pe_task_id"])
@@ -171,6 +173,50 @@ class ExecdPeTasks:
         self.running[key] = entry
         assert self.execd.nursery is not None
         self.execd.nursery.start_soon(self.watch, key, entry, fds["stdout"], fds["stderr"])
+        if msg.get("suspended"):  # its job is suspended: stopped as soon as it runs
+            self.control(msg["job_id"], msg["task_id"], "suspend", msg.get("suspend_method") or {}, only=key)
+
+    # ------------------------------------------------------------ suspend, resume
+    def control(self, job_id: int, task_id: int, action: str, method: dict, only=None) -> None:
+        """Stop (``suspend``) or continue (``resume``) the job's PE tasks on this
+        host with the queue's method (:mod:`minisge.execd_control`): a signal
+        to the task's process group, or the method's command run as the job
+        owner.  A task whose job has no pid yet (just started) gets it as
+        soon as it has one, unless the opposite came meanwhile."""
+        stop = action == "suspend"
+        for key, entry in list(self.running.items()):
+            if key[:2] != (job_id, task_id) or (only is not None and key != only):
+                continue
+            if entry.get("stopped", False) == stop:
+                continue
+            entry["stopped"] = stop
+            if not self._apply(entry, action, method):
+                self.execd.nursery.start_soon(self._apply_later, entry, action, method)
+
+    def _apply(self, entry: dict, action: str, method: dict) -> bool:
+        """Apply the method now if the task's job has a pid; False if not yet."""
+        from minisge import execd_control
+
+        job_pid = _read_int(os.path.join(entry["dir"], "job_pid"))
+        if not job_pid:
+            return False
+        if "command" in method:
+            self.execd.nursery.start_soon(execd_control.run_method_command, entry["dir"], method["command"], job_pid,
+                                          False)
+        else:
+            default = signal.SIGSTOP if action == "suspend" else signal.SIGCONT
+            try:
+                os.killpg(job_pid, int(method.get("signal") or default))
+            except (ProcessLookupError, PermissionError):
+                pass
+        return True
+
+    async def _apply_later(self, entry: dict, action: str, method: dict) -> None:
+        want = action == "suspend"
+        while entry.get("stopped", False) == want and os.path.isdir(entry["dir"]):
+            if self._apply(entry, action, method):
+                return
+            await trio.sleep(0.1)
 
     async def watch(self, key: tuple[int, int, str], entry: dict, out_fd: int, err_fd: int) -> None:
         """Stream the task's output, enforce its h_rt, report its end."""
@@ -209,40 +255,15 @@ class ExecdPeTasks:
         await self.execd.report(report)
 
     async def _enforce_limits(self, entry: dict, pid: int, fd: int) -> None:
-        """Wait for the task's shepherd to end (``fd`` its pidfd), applying the
-        limits the execd watches as it does for a job
-        (:meth:`minisge.execd.Execd.enforce_limits`): h_rt from the task's
-        start (SIGKILL), s_rt (SIGUSR1), its summed CPU and vmem."""
-        from minisge import limits, usage
-        from minisge.execd import PDC_INTERVAL
+        """Wait for the task's shepherd to end, applying the limits the execd
+        watches as it does for a job (:func:`minisge.execd.watch_limits`):
+        h_rt from the task's start, s_rt, its summed CPU and vmem."""
+        from minisge.execd import watch_limits
 
-        lim = dict(entry.get("limits") or {})
-        if entry.get("h_rt") is not None:
-            lim["h_rt"] = min(lim.get("h_rt", limits.INF), float(entry["h_rt"]))
-        totals = limits.job_totals(lim, entry.get("host_slots") or 1)
-        task_usage = entry["usage"] = usage.JobUsage()
-        last_rt: float | None = None
-        killed = False
-        while True:
-            with trio.move_on_after(PDC_INTERVAL):
-                await trio.lowlevel.wait_readable(fd)
-                return
-            task_usage.sample(usage.read_processes({pid}).get(pid, ()))
-            if killed:
-                continue
-            elapsed = time.monotonic() - entry["started"]
-            action = limits.wallclock_action(lim, elapsed, last_rt)
-            if action is not None:
-                last_rt = elapsed
-            else:
-                action = limits.check_usage(totals, task_usage.cpu, task_usage.vmem)
-            if action is None:
-                continue
-            log.warning("pe task %s exceeds %s: SIG%s", entry["dir"], action.limit, action.signal)
-            if action.signal == "KILL":
-                killed = True
-                shepherd.write_file(os.path.join(entry["dir"], "limit"), f"{action.limit}\n")
-            self._signal_task(entry["dir"], getattr(signal, f"SIG{action.signal}"), note=killed)
+        def apply(action) -> None:
+            self._signal_task(entry["dir"], getattr(signal, f"SIG{action.signal}"), note=action.signal == "KILL")
+
+        await watch_limits(entry, pid, fd, f"pe task {entry['dir']}", apply)
 
     async def _pump(self, key, stream: str, fd: int, done: trio.Event) -> None:
         job_id, task_id, pe_task_id = key

@@ -17,7 +17,9 @@ streamed, and the command's exit status is the final reply.
 
 A master task that ends while slave tasks still run has them killed (as
 8.1.9's execd does); its own end is recorded once they are gone, so the
-summary record holds their usage.  qdel kills the slave tasks on every host.
+summary record holds their usage.  qdel kills the slave tasks on every host;
+suspending or resuming the job (any cause) stops or continues them there too,
+and a task started while its job is suspended starts stopped.
 The registry is not spooled: a qmaster restart forgets running slave tasks
 (their ends are then not accounted).
 """
@@ -155,6 +157,18 @@ def task_record(base, *, host: str, cqueue: str, pe_task_id: str, submission_tim
     return base._replace(hostname=host, qname=cqueue, submission_time=int(submission_time), pe_taskid=pe_task_id)
 
 
+def control_messages(job_id: int, task_id: int, hosts, method_of, action: str) -> list[tuple[str, dict]]:
+    """The messages that stop (``suspend``) or continue (``resume``) a job's
+    slave tasks with it: one per host running any of them, with the
+    suspend_method/resume_method of the job's queue instance on that host
+    (``method_of(host)``).  sge_shepherd(8), qmod(1): Grid Engine suspends
+    and resumes every task of a job, on every host."""
+    if action not in ("suspend", "resume"):
+        return []
+    return [(h, {"op": f"pe_task_{action}", "job_id": job_id, "task_id": task_id, "method": method_of(h)})
+            for h in sorted(set(hosts))]
+
+
 # ================================================================ qmaster registry
 
 
@@ -229,6 +243,8 @@ class PeTasks:
         self.running.setdefault(key, {})[pe_task_id] = pt
         msg = qm.config.start_message(job, host_view(task, host), qm.spool.script_path(job.number))
         msg.update(op="pe_task_start", pe_task_id=pe_task_id, command=argv, task_env=env, host_slots=1)
+        if task.suspended_by:  # the job is stopped: the task starts stopped
+            msg.update(suspended=True, suspend_method=self.method(task, host, "suspend"))
         log.info("starting pe task %s of job %d.%d for %s", pe_task_id, job_id, task_id, request.caller)
         await link.send(msg)
         listening = True
@@ -330,6 +346,30 @@ class PeTasks:
         qm.task_finished(report)
         qm.ack_task_end(report.get("host"), report["job_id"], report["task_id"])
         qm.changed()
+
+    # ------------------------------------------------------------ suspend, resume
+    def method(self, task, host: str, action: str) -> dict:
+        """queue_conf(5) suspend_method/resume_method of the job's queue
+        instance on ``host`` (the master's when it has none there)."""
+        from minisge.job_control import parse_method
+
+        qm = self.qm
+        g = next((g for g in task.granted if short_host(g.host) == host), task.master)
+        conf = qm.config.cqueues.get(g.cqueue) if g is not None else None
+        text = qm.config.qvalue(conf, f"{action}_method", g.host) if conf is not None else None
+        return parse_method(text, action)
+
+    def control(self, job, task, action: str) -> None:
+        """The job's task is stopped or continued: queue the same for its
+        slave tasks on every host (sent with the qmaster's acks, after the
+        master's own message)."""
+        running = self.running.get((job.number, task.task_id))
+        if not running:
+            return
+        hosts = [pt.host for pt in running.values()]
+        for host, msg in control_messages(job.number, task.task_id, hosts,
+                                          lambda h: self.method(task, h, action), action):
+            self.qm.acks.append((host, msg))
 
     async def kill(self, job_id: int, task_id: int, signal: str = "KILL") -> None:
         """Kill the job's slave tasks on every host (qdel, the master's end)."""

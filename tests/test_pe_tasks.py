@@ -8,7 +8,7 @@ from minisge.cli import qrsh
 from minisge.formats import accounting
 from minisge.job import Grant, Task
 from minisge.pe_task_execd import task_config
-from minisge.pe_tasks import (TaskRequest, didnt_accept, host_view, merged_master_usage, refusal, send_failed,
+from minisge.pe_tasks import (TaskRequest, control_messages, didnt_accept, host_view, merged_master_usage, refusal, send_failed,
                               short_host, sum_usage, task_record, task_slots_on_host)
 
 
@@ -157,3 +157,14 @@ def test_qrsh_without_inherit_is_not_supported_and_says_so():
     req, err, rc = qrsh.parse(["node2", "hostname"], ENV)
     assert req is None and rc == 1 and "not supported" in err
     assert qrsh.parse([], ENV)[2] == 1
+
+
+def test_suspend_and_resume_go_to_each_host_running_slave_tasks_once_with_its_method():
+    methods = {"node1": {"signal": 19}, "node2": {"command": "/bin/stopper $job_pid"}}
+    msgs = control_messages(7, 1, ["node2", "node1", "node2"], methods.get, "suspend")
+    assert msgs == [("node1", {"op": "pe_task_suspend", "job_id": 7, "task_id": 1, "method": {"signal": 19}}),
+                    ("node2", {"op": "pe_task_suspend", "job_id": 7, "task_id": 1,
+                               "method": {"command": "/bin/stopper $job_pid"}})]
+    assert [m["op"] for _, m in control_messages(7, 1, ["node2"], methods.get, "resume")] == ["pe_task_resume"]
+    assert control_messages(7, 1, [], methods.get, "suspend") == []
+    assert control_messages(7, 1, ["node2"], methods.get, "terminate") == []

@@ -251,3 +251,40 @@ def _read_all(fd: int) -> str:
         chunks.append(b)
     os.close(fd)
     return b"".join(chunks).decode(errors="replace")
+
+
+# ---------------------------------------------------------------- test helpers
+def script(c: Cell, name: str, body: str) -> str:
+    """An executable ``#!/bin/sh`` job script ``name`` in the cell's work directory."""
+    path = os.path.join(c.work, name)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body + "\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+def set_queue(c: Cell, attr: str, value: str) -> None:
+    """``qconf -mattr queue ATTR VALUE all.q``, which must succeed."""
+    r = c.run("qconf", "-mattr", "queue", attr, value, "all.q")
+    assert r.rc == 0, r
+
+
+def user_cell_fixtures(user_name: str):
+    """The fixtures ``user`` (the real Unix test user, created when missing)
+    and ``cell`` (a started all-in-one cell, after the user exists), for a
+    test module to bind: ``user, cell = user_cell_fixtures(USER)``."""
+    import pytest
+
+    @pytest.fixture(scope="module", name="user")
+    def user_fixture():
+        return ensure_user(user_name)
+
+    @pytest.fixture(name="cell")
+    def cell_fixture(user):
+        c = Cell().start()
+        try:
+            yield c
+        finally:
+            c.cleanup()
+
+    return user_fixture, cell_fixture

@@ -12,38 +12,12 @@ import time
 
 import pytest
 
-from cellutil import Cell, ensure_user
+from cellutil import Cell, script, set_queue, user_cell_fixtures
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests run jobs as test users: root only")
 
 USER = "msgeuser1"
-
-
-@pytest.fixture(scope="module")
-def user():
-    return ensure_user(USER)
-
-
-@pytest.fixture
-def cell(user):
-    c = Cell().start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
-
-
-def script(c: Cell, name: str, body: str) -> str:
-    path = os.path.join(c.work, name)
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + body + "\n")
-    os.chmod(path, 0o755)
-    return path
-
-
-def set_queue(c: Cell, attr: str, value: str) -> None:
-    r = c.run("qconf", "-mattr", "queue", attr, value, "all.q")
-    assert r.rc == 0, r
+user, cell = user_cell_fixtures(USER)
 
 
 def submit(c: Cell, *args: str, name: str = "t") -> int:

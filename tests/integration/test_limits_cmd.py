@@ -15,43 +15,17 @@ import re
 
 import pytest
 
-from cellutil import Cell, ensure_user
+from cellutil import Cell, script, set_queue, user_cell_fixtures
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests create users and run jobs as them: root only")
 
 USER = "msgeuser1"
+user, cell = user_cell_fixtures(USER)
 M = 1024 * 1024
 LIMITS_LINE = re.compile(r"^(Max [a-z ]+?)\s{2,}(\S+)\s+(\S+)", re.M)
 
 # accounting(5) field positions (0-based)
 FAILED, EXIT_STATUS, RU_UTIME, RU_STIME, RU_MAXRSS, CPU, MEM, IO, IOW, MAXVMEM = 11, 12, 14, 15, 16, 36, 37, 38, 40, 42
-
-
-@pytest.fixture(scope="module")
-def user():
-    return ensure_user(USER)
-
-
-@pytest.fixture
-def cell(user):
-    c = Cell().start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
-
-
-def script(c: Cell, name: str, body: str) -> str:
-    path = os.path.join(c.work, name)
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + body + "\n")
-    os.chmod(path, 0o755)
-    return path
-
-
-def set_queue(c: Cell, attr: str, value: str) -> None:
-    r = c.run("qconf", "-mattr", "queue", attr, value, "all.q")
-    assert r.rc == 0, r
 
 
 def submit(c: Cell, *args: str, name: str = "t") -> int:

@@ -226,6 +226,45 @@ def test_a_slave_task_still_running_when_the_master_ends_is_killed(tight):
     assert _read(out2) == "again\n"
 
 
+def _proc_state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_qmod_suspends_and_resumes_the_slave_tasks_on_every_host(tight):
+    # sge_shepherd(8)/qmod(1): every task of the job is stopped and continued
+    import subprocess
+
+    pidfile = os.path.join(tight.work, "susp.pid")
+    body = f"$QRSH -inherit node2 'echo $$ > {pidfile}; exec sleep 300' &\nsleep 300\n"
+    job, _, _ = _job(tight, "tight", "4", body)
+    pid = _slave_pid(tight, "susp.pid")
+    assert _proc_state(pid) == "S"
+    r = tight.run("qmod", "-sj", str(job))
+    assert r.rc == 0, r
+    tight.wait_for(lambda: _proc_state(pid) == "T", timeout=30, what="the slave task stopped")
+    # a task started while its job is suspended starts stopped (its job
+    # script is stopped: the job owner's qrsh is run from here)
+    user = ensure_user("msgeuser1")
+    late = os.path.join(tight.work, "late.pid")
+    qrsh = subprocess.Popen([tight.qrsh, "-inherit", "node2", f"echo $$ > {late}; exec sleep 300"],
+                            env=tight.env(JOB_ID=str(job)), cwd=tight.work, user=user.pw_uid, group=user.pw_gid,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        late_pid = _slave_pid(tight, "late.pid")
+        tight.wait_for(lambda: _proc_state(late_pid) == "T", timeout=30, what="the late slave task stopped")
+        r = tight.run("qmod", "-usj", str(job))
+        assert r.rc == 0, r
+        tight.wait_for(lambda: _proc_state(pid) == "S" and _proc_state(late_pid) == "S", timeout=30,
+                       what="the slave tasks running again")
+        r = tight.run("qdel", str(job))
+        assert r.rc == 0, r
+        tight.wait_records(job, n=3, timeout=60)
+    finally:
+        qrsh.kill()
+        qrsh.wait()
+
+
 def test_h_rt_applies_to_each_task_on_its_own_host(tight):
     # queue_conf(5) host-specific h_rt: 3 s on node2, none on node1 (the master's host)
     r = tight.run("qconf", "-mattr", "queue", "h_rt", "0:0:3", "all.q@node2")

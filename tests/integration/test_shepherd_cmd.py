@@ -13,39 +13,13 @@ import re
 
 import pytest
 
-from cellutil import Cell, ensure_user
+from cellutil import Cell, script, set_queue, user_cell_fixtures
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests create users and run jobs as them: root only")
 
 USER = "msgeuser1"
+user, cell = user_cell_fixtures(USER)
 ERROR_REASON = re.compile(r"^error reason          1:      \d\d/\d\d/\d{4} \d\d:\d\d:\d\d \[\d+:\d+\]: (.*)$", re.M)
-
-
-@pytest.fixture(scope="module")
-def user():
-    return ensure_user(USER)
-
-
-@pytest.fixture
-def cell(user):
-    c = Cell().start()
-    try:
-        yield c
-    finally:
-        c.cleanup()
-
-
-def script(c: Cell, name: str, body: str) -> str:
-    path = os.path.join(c.work, name)
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + body + "\n")
-    os.chmod(path, 0o755)
-    return path
-
-
-def set_queue(c: Cell, attr: str, value: str) -> None:
-    r = c.run("qconf", "-mattr", "queue", attr, value, "all.q")
-    assert r.rc == 0, r
 
 
 def submit(c: Cell, *command: str, name: str = "t") -> int:
