@@ -14,9 +14,10 @@ import dataclasses
 import os
 from typing import Mapping
 
-from minisge import scheduler
+from minisge import job_order, limits, scheduler
 from minisge.formats import access_list, host_conf, hostgroup, project, queue_conf, sched_conf, sge_conf, sge_pe
 from minisge.formats import complex as complex_fmt
+from minisge.formats.complex import Consumable
 from minisge.formats import resource_quota
 from minisge.formats.lines import read_attributes
 from minisge.job import Job, Task
@@ -251,8 +252,6 @@ class ConfigState:
     def snapshot(self, jobs: Mapping[int, Job], execds, now: float = 0.0) -> scheduler.Snapshot:
         """The scheduler's view of the cell at ``now`` (the time of the pass,
         for waiting times and deadlines: the scheduler reads no clock)."""
-        from minisge import job_order
-
         used: dict[str, int] = {}
         pe_used: dict[str, int] = {}
         for job in jobs.values():
@@ -501,9 +500,6 @@ class ConfigState:
         the slots the task holds on the master host, which the per-slot
         limits are multiplied by; ``consumable_job``, the requested limits
         that are consumables of type JOB, which are not."""
-        from minisge import limits
-        from minisge.formats.complex import Consumable
-
         m = task.master
         conf = self.cqueues[m.cqueue]
         cx = self.complex_index

@@ -23,8 +23,9 @@ from typing import Awaitable, Callable
 
 import trio
 
-from minisge import limits, shepherd, submit_options, usage
+from minisge import execd_control, limits, shepherd, submit_options, usage
 from minisge.cell import Cell
+from minisge.load_sensor import LoadSensors
 
 log = logging.getLogger("minisge.execd")
 
@@ -277,7 +278,6 @@ class Execd:
         """Send the host's load values now and every ``interval`` seconds;
         sge_conf(5) load_sensor programs add to them or replace them."""
         from minisge.load import read_load_values
-        from minisge.load_sensor import LoadSensors
 
         sensors = LoadSensors(self.cell.common, self.host)
         try:
@@ -311,8 +311,6 @@ class Execd:
         elif op == "signal":
             self.signal(msg["job_id"], msg["task_id"], msg.get("signal", "KILL"))
         elif op in ("suspend", "resume", "terminate"):
-            from minisge import execd_control
-
             await execd_control.handle(self, msg)
         elif op in ("pe_task_start", "pe_task_kill", "pe_task_suspend", "pe_task_resume"):
             await self.pe_tasks.handle(msg)

@@ -20,10 +20,11 @@ from typing import Callable
 import cattrs
 import trio
 
-from minisge import accounting_writer, exit_rules, job_control, scheduler
+from minisge import accounting_writer, exit_rules, job_control, load_control, scheduler, unknown_hosts
 from minisge.cell import Cell
 from minisge.config_state import ConfigState, RequestError
 from minisge.job import ERROR, RESCHEDULING, RUNNING, Grant, Job, Task
+from minisge.pe_tasks import PeTasks
 from minisge.spool import QmasterSpool
 
 log = logging.getLogger("minisge.qmaster")
@@ -64,8 +65,6 @@ class Qmaster:
         self.boot_time = clock()
         self.dirty: dict[int, Job] = {}  # changed jobs flush() is to spool
         self.acks: list[tuple[str, dict]] = []  # execd acknowledgements flush() is to send
-        from minisge.pe_tasks import PeTasks
-
         self.pe_tasks = PeTasks(self)  # slave tasks started by qrsh -inherit
 
     # ------------------------------------------------------------ loading
@@ -378,11 +377,9 @@ class Qmaster:
     # ------------------------------------------------------------ scheduling
     def schedule(self) -> list[tuple[Job, Task]]:
         now = self.clock()
-        from minisge import load_control  # thresholds and subordination: suspend/resume, states a A S
-
         with scheduler.gc_paused():
             snap = self.config.snapshot(self.jobs, self.execds, now=now)
-            snap = load_control.apply(self, snap)
+            snap = load_control.apply(self, snap)  # thresholds, subordination: states a A S, suspend/resume
             plan = scheduler.schedule(snap)
         self.pending_reasons = plan.reasons
         started = []
@@ -471,8 +468,6 @@ class Qmaster:
         task = job.tasks.get(report["task_id"])
         if task is None:
             return
-        from minisge import unknown_hosts
-
         if unknown_hosts.stale_report(task, report):  # rescheduled while that host was unknown
             return
         if task.state == RESCHEDULING:  # qmod -r: accounted when it was pushed

@@ -12,7 +12,7 @@ import logging
 
 from minisge.protocol import Credentials, RemotePeer, error_reply, ok_reply
 from minisge.qmaster import Qmaster, RequestError
-from minisge import views
+from minisge import load_control, views
 
 log = logging.getLogger("minisge.requests")
 
@@ -48,8 +48,6 @@ class RequestHandler:
     async def _execd_report(self, msg: dict) -> None:
         if msg.get("op") == "load":
             self.qm.config.load_values[msg["host"]] = dict(msg.get("values") or {})
-            from minisge import load_control
-
             load_control.load_reported(self.qm)  # wakes the scheduler when a threshold is crossed
             return
         if msg.get("op") in ("pe_task_output", "pe_task_end"):
