@@ -419,15 +419,8 @@ class Execd:
         kill sent before the job's pid is known is not lost), a warning to
         the job's process group."""
         def apply(action: limits.Action) -> None:
-            if action.signal == "KILL":
-                self.signal(*key, "KILL")
-                return
-            job_pid = _read_int(os.path.join(entry["dir"], "job_pid"))
-            if job_pid:  # a warning the job may catch: it does not stop the job from starting
-                try:
-                    os.killpg(job_pid, getattr(signal, f"SIG{action.signal}"))
-                except ProcessLookupError:
-                    pass
+            # a warning the job may catch is not noted: it does not stop the job from starting
+            signal_dir(entry["dir"], getattr(signal, f"SIG{action.signal}"), note=action.signal == "KILL")
 
         await watch_limits(entry, pid, fd, f"job {key[0]}.{key[1]}", apply)
 
@@ -435,17 +428,7 @@ class Execd:
         """Signal the job's process group.  The ``signal`` file is written
         first and the shepherd reads it after it has written ``job_pid``, so
         a signal sent before the job's pid is known is not lost."""
-        d = self.job_dir(job_id, task_id)
-        if not os.path.isdir(d):
-            return
-        signum = getattr(signal, f"SIG{sig}", signal.SIGKILL)
-        shepherd.write_file(os.path.join(d, "signal"), f"{int(signum)}\n")
-        job_pid = _read_int(os.path.join(d, "job_pid"))
-        if job_pid:
-            try:
-                os.killpg(job_pid, signum)
-            except ProcessLookupError:
-                pass
+        signal_dir(self.job_dir(job_id, task_id), getattr(signal, f"SIG{sig}", signal.SIGKILL))
 
 
 def _limits_of(job_dir: str) -> dict:
@@ -497,6 +480,24 @@ async def watch_limits(entry: dict, pid: int, fd: int, what: str, apply: Callabl
             killed = True
             shepherd.write_file(os.path.join(entry["dir"], "limit"), f"{action.limit}\n")
         apply(action)
+
+
+def signal_dir(d: str, signum: int, note: bool = True) -> None:
+    """Signal the process group of the job (or PE task) whose shepherd
+    works in ``d``.  With ``note`` the ``signal`` file is written first: the
+    shepherd reads it once it has written ``job_pid``, so a signal sent
+    before the pid is known is not lost (a warning such as s_rt's SIGUSR1
+    is not noted)."""
+    if not os.path.isdir(d):
+        return
+    if note:
+        shepherd.write_file(os.path.join(d, "signal"), f"{int(signum)}\n")
+    job_pid = _read_int(os.path.join(d, "job_pid"))
+    if job_pid:
+        try:
+            os.killpg(job_pid, signum)
+        except ProcessLookupError:
+            pass
 
 
 def _read_int(path: str) -> int | None:

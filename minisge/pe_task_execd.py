@@ -31,7 +31,7 @@ import time
 import trio
 
 from minisge import shepherd
-from minisge.execd import _read_int, build_task_config, read_results
+from minisge.execd import _read_int, build_task_config, read_results, signal_dir
 
 log = logging.getLogger("minisge.pe_task_execd")
 
@@ -76,33 +76,6 @@ class PeTaskShepherd(shepherd.Shepherd):
     def run_sequence(self) -> None:
         if not self.signalled():
             self.run_job()
-
-
-def _run_shepherd(task_dir: str) -> None:
-    """In the forked child: as :func:`minisge.shepherd.run`, with the task's shepherd."""
-    code = 1
-    try:
-        os.setsid()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_IGN)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        with open(os.path.join(task_dir, "config"), encoding="utf-8") as f:
-            cfg = json.load(f)
-        shepherd.write_file(os.path.join(task_dir, "pid"), f"{os.getpid()}\n")
-        sh = PeTaskShepherd(task_dir, cfg)
-        sh.run_sequence()
-        sh.finish()
-        code = 0
-    except BaseException:
-        try:
-            import traceback
-
-            with open(os.path.join(task_dir, "shepherd_error"), "w", encoding="utf-8") as f:
-                f.write(traceback.format_exc())
-        except BaseException:
-            pass
-    finally:
-        os._exit(code)
 
 
 class ExecdPeTasks:
@@ -165,7 +138,7 @@ class ExecdPeTasks:
         if pid == 0:
             for name in ("stdout", "stderr"):
                 os.close(fds[name])
-            _run_shepherd(d)
+            shepherd.run(d, PeTaskShepherd)
         for name in ("stdout_keep", "stderr_keep"):
             os.close(fds[name])
         entry = {"pid": pid, "dir": d, "h_rt": msg.get("h_rt"), "tmpdir": cfg["tmpdir"], "limits": cfg["limits"],
@@ -261,7 +234,7 @@ class ExecdPeTasks:
         from minisge.execd import watch_limits
 
         def apply(action) -> None:
-            self._signal_task(entry["dir"], getattr(signal, f"SIG{action.signal}"), note=action.signal == "KILL")
+            signal_dir(entry["dir"], getattr(signal, f"SIG{action.signal}"), note=action.signal == "KILL")
 
         await watch_limits(entry, pid, fd, f"pe task {entry['dir']}", apply)
 
@@ -283,20 +256,4 @@ class ExecdPeTasks:
         signum = getattr(signal, f"SIG{sig}", signal.SIGKILL)
         for key, entry in list(self.running.items()):
             if key[:2] == (job_id, task_id):
-                self._signal_task(entry["dir"], signum)
-
-    @staticmethod
-    def _signal_task(d: str, signum: int, note: bool = True) -> None:
-        """As :meth:`minisge.execd.Execd.signal`: the ``signal`` file first
-        (the shepherd reads it once the task's pid is known), then the task's
-        process group; a warning signal (s_rt) is not noted in the file."""
-        if not os.path.isdir(d):
-            return
-        if note:
-            shepherd.write_file(os.path.join(d, "signal"), f"{int(signum)}\n")
-        job_pid = _read_int(os.path.join(d, "job_pid"))
-        if job_pid:
-            try:
-                os.killpg(job_pid, signum)
-            except ProcessLookupError:
-                pass
+                signal_dir(entry["dir"], signum)

@@ -545,8 +545,9 @@ def exit_code(status: int) -> int:
     return os.WEXITSTATUS(status)
 
 
-def run(job_dir: str) -> None:
-    """The shepherd proper, in the forked child. Never returns."""
+def run(job_dir: str, shepherd_class: type["Shepherd"] | None = None) -> None:
+    """The shepherd proper, in the forked child (``shepherd_class``: a
+    subclass with another run sequence, e.g. a PE task's). Never returns."""
     code = 1
     try:
         os.setsid()
@@ -556,7 +557,7 @@ def run(job_dir: str) -> None:
         with open(os.path.join(job_dir, "config"), encoding="utf-8") as f:
             cfg = json.load(f)
         write_file(os.path.join(job_dir, "pid"), f"{os.getpid()}\n")
-        shepherd = Shepherd(job_dir, cfg)
+        shepherd = (shepherd_class or Shepherd)(job_dir, cfg)
         shepherd.run_sequence()
         shepherd.finish()
         code = 0

@@ -120,6 +120,22 @@ class Cell:
         self.procs.append(p)
         return p
 
+    def start_roles(self, hosts=("node1", "node2"), slots: int = 2) -> "Cell":
+        """A qmaster (host ``master``, made with ``minisge init``) and one
+        execd posing as each of ``hosts`` (all in @allhosts), over TCP;
+        returns once every execd has connected."""
+        self.minisge("init", "--hostname", "master", "--slots", str(slots))
+        with open(os.path.join(self.qmaster_spool, "hostgroups", "@allhosts"), "w") as f:
+            f.write("group_name @allhosts\nhostlist " + " ".join(hosts) + "\n")
+        self.spawn("qmaster", "--hostname", "master", log="qmaster.log")
+        self.wait_for(lambda: os.path.exists(os.path.join(self.qmaster_spool, "qmaster.pid")), what="qmaster")
+        for h in hosts:
+            self.spawn("execd", "--hostname", h, "--qmaster", "127.0.0.1", log=f"execd-{h}.log")
+        messages = os.path.join(self.qmaster_spool, "messages")
+        for h in hosts:
+            self.wait_for(lambda: f"execd {h} connected" in open(messages).read(), what=f"execd {h}")
+        return self
+
     def stop(self) -> None:
         # daemons this test spawned are its children: stop and reap them here
         # (a child that has exited stays a zombie until reaped, and `minisge

@@ -29,17 +29,7 @@ def _pe_file(cell: Cell, name: str, rule: str, first_task: str = "TRUE") -> str:
 
 @pytest.fixture
 def two_hosts():
-    c = Cell(host="master")
-    c.minisge("init", "--hostname", "master", "--slots", "2")
-    with open(os.path.join(c.qmaster_spool, "hostgroups", "@allhosts"), "w") as f:
-        f.write("group_name @allhosts\nhostlist node1 node2\n")
-    c.spawn("qmaster", "--hostname", "master", log="qmaster.log")
-    c.wait_for(lambda: os.path.exists(os.path.join(c.qmaster_spool, "qmaster.pid")), what="qmaster")
-    for h in ("node1", "node2"):
-        c.spawn("execd", "--hostname", h, "--qmaster", "127.0.0.1", log=f"execd-{h}.log")
-    messages = os.path.join(c.qmaster_spool, "messages")
-    for h in ("node1", "node2"):
-        c.wait_for(lambda: f"execd {h} connected" in open(messages).read(), what=f"execd {h}")
+    c = Cell(host="master").start_roles(("node1", "node2"), slots=2)
     for name, rule in (("rr", "$round_robin"), ("fill", "$fill_up")):
         r = c.run("qconf", "-Ap", _pe_file(c, name, rule))
         assert r.rc == 0, r

@@ -39,17 +39,7 @@ def _pe_file(cell: Cell, name: str, control_slaves: str, summary: str) -> str:
 
 @pytest.fixture
 def tight():
-    c = Cell(host="master")
-    c.minisge("init", "--hostname", "master", "--slots", "2")
-    with open(os.path.join(c.qmaster_spool, "hostgroups", "@allhosts"), "w") as f:
-        f.write("group_name @allhosts\nhostlist node1 node2\n")
-    c.spawn("qmaster", "--hostname", "master", log="qmaster.log")
-    c.wait_for(lambda: os.path.exists(os.path.join(c.qmaster_spool, "qmaster.pid")), what="qmaster")
-    for h in ("node1", "node2"):
-        c.spawn("execd", "--hostname", h, "--qmaster", "127.0.0.1", log=f"execd-{h}.log")
-    messages = os.path.join(c.qmaster_spool, "messages")
-    for h in ("node1", "node2"):
-        c.wait_for(lambda: f"execd {h} connected" in open(messages).read(), what=f"execd {h}")
+    c = Cell(host="master").start_roles(("node1", "node2"), slots=2)
     for name, cs, summary in (("tight", "TRUE", "FALSE"), ("tsum", "TRUE", "TRUE"), ("loose", "FALSE", "FALSE")):
         r = c.run("qconf", "-Ap", _pe_file(c, name, cs, summary))
         assert r.rc == 0, r
