@@ -41,7 +41,7 @@ def run(argv, env, user=None, input=None) -> tuple[float, subprocess.CompletedPr
     if user is not None:
         pw = pwd.getpwnam(user)
 
-        def pre():  # noqa: E306
+        def pre():
             os.setgid(pw.pw_gid)
             os.setuid(pw.pw_uid)
 
@@ -120,10 +120,15 @@ def main() -> None:
         def ms(xs):
             return f"{statistics.median(xs) * 1000:7.1f} ms"
 
+        def versus(ours: list[float], peer: list[float]) -> str:
+            if not peer:
+                return ""
+            ratio = statistics.median(a / b for a, b in zip(ours, peer, strict=True))
+            return f"   Grid Engine {ms(peer)}   ratio {ratio:.2f}"
+
         print(f"qsub -h -b y /bin/true, per call (median of {args.calls}): minisge {ms(ours_q)}"
-              + (f"   Grid Engine {ms(peer_q)}   ratio {statistics.median(a / b for a, b in zip(ours_q, peer_q)):.2f}" if peer_q else ""))
-        print(f"qstat, no jobs, per call:                     minisge {ms(ours_s)}"
-              + (f"   Grid Engine {ms(peer_s)}   ratio {statistics.median(a / b for a, b in zip(ours_s, peer_s)):.2f}" if peer_s else ""))
+              + versus(ours_q, peer_q))
+        print(f"qstat, no jobs, per call:                     minisge {ms(ours_s)}" + versus(ours_s, peer_s))
 
         # --- the floor: a bare interpreter on this machine, in the same go
         bare = [run([sys.executable, "-I", "-S", "-c", "pass"], env)[0] for _ in range(args.calls)]
@@ -165,21 +170,26 @@ def main() -> None:
             lat.append(started - t0)
             lat_after.append(started - t1)
         print(f"dispatch latency (median of 10): qsub start to job start {statistics.median(lat) * 1000:.0f} ms, "
-              f"qsub's exit to job start {statistics.median(lat_after) * 1000:.0f} ms (max {max(lat_after) * 1000:.0f} ms)")
+              f"qsub's exit to job start {statistics.median(lat_after) * 1000:.0f} ms "
+              f"(max {max(lat_after) * 1000:.0f} ms)")
 
         # --- throughput: a qsub loop, then one array
         base = records(acct)
         t0 = time.perf_counter()
         for _ in range(args.jobs):
-            subprocess.run([cmd("qsub"), "-b", "y", "-o", "/dev/null", "-j", "y", "/bin/true"], env=env, capture_output=True, cwd="/tmp")
+            subprocess.run([cmd("qsub"), "-b", "y", "-o", "/dev/null", "-j", "y", "/bin/true"], env=env,
+                           capture_output=True, cwd="/tmp")
         t_sub = time.perf_counter() - t0
         t1 = wait_records(acct, base + args.jobs)
-        print(f"{args.jobs} /bin/true jobs from a qsub loop: submitted in {t_sub:.1f} s, all accounted after {t1 - t0:.1f} s ({args.jobs / (t1 - t0):.1f} jobs/s)")
+        print(f"{args.jobs} /bin/true jobs from a qsub loop: submitted in {t_sub:.1f} s, "
+              f"all accounted after {t1 - t0:.1f} s ({args.jobs / (t1 - t0):.1f} jobs/s)")
         base = records(acct)
         t0 = time.perf_counter()
-        subprocess.run([cmd("qsub"), "-t", f"1-{args.jobs}", "-b", "y", "-o", "/dev/null", "-j", "y", "/bin/true"], env=env, check=True, capture_output=True, cwd="/tmp")
+        subprocess.run([cmd("qsub"), "-t", f"1-{args.jobs}", "-b", "y", "-o", "/dev/null", "-j", "y", "/bin/true"],
+                       env=env, check=True, capture_output=True, cwd="/tmp")
         t1 = wait_records(acct, base + args.jobs)
-        print(f"{args.jobs}-task array of /bin/true: all accounted after {t1 - t0:.1f} s ({args.jobs / (t1 - t0):.1f} tasks/s)")
+        print(f"{args.jobs}-task array of /bin/true: all accounted after {t1 - t0:.1f} s "
+              f"({args.jobs / (t1 - t0):.1f} tasks/s)")
 
         # --- memory with many pending jobs (sent as qsub sends them, over one connection)
         sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -193,7 +203,8 @@ def main() -> None:
             assert r["ok"], r
         t_pend = time.perf_counter() - t0
         time.sleep(0.5)
-        print(f"daemon RSS: idle {idle_rss / 1024:.1f} MB, with {args.pending} pending jobs {rss_kb(pid) / 1024:.1f} MB "
+        print(f"daemon RSS: idle {idle_rss / 1024:.1f} MB, with {args.pending} pending jobs "
+              f"{rss_kb(pid) / 1024:.1f} MB "
               f"(submitted over one connection in {t_pend:.1f} s, {args.pending / t_pend:.0f}/s)")
         t, p = run([cmd("qstat")], env)
         print(f"qstat with {args.pending} pending jobs: {t * 1000:.0f} ms")

@@ -53,7 +53,9 @@ def main() -> None:
 
     big = [_queue_with_overrides(i, 100) for i in range(100)]
     parsed_big = [queue_conf.parse(t) for t in big]
-    small = [queue_conf.write(queue_conf.template(f"q{i}.q")).replace("hostlist              NONE", f"hostlist              node{i}") for i in range(10000)]
+    small = [queue_conf.write(queue_conf.template(f"q{i}.q")).replace("hostlist              NONE",
+                                                                     f"hostlist              node{i}")
+             for i in range(10000)]
     parsed_small = [queue_conf.parse(t) for t in small]
 
     golden = open("tests/golden/accounting_raw_lines").read().splitlines()
@@ -63,10 +65,13 @@ def main() -> None:
     records = list(accounting.read_file(text))
 
     rows = [
-        ("queue_conf: parse 100 queues x 100 host overrides (10k instances)", _timed(lambda: [queue_conf.parse(t) for t in big], args.repeat)),
+        ("queue_conf: parse 100 queues x 100 host overrides (10k instances)",
+         _timed(lambda: [queue_conf.parse(t) for t in big], args.repeat)),
         ("queue_conf: write the same", _timed(lambda: [queue_conf.write(q) for q in parsed_big], args.repeat)),
-        ("queue_conf: parse 10,000 single-host queue files", _timed(lambda: [queue_conf.parse(t) for t in small], args.repeat)),
-        ("queue_conf: write 10,000 single-host queue files", _timed(lambda: [queue_conf.write(q) for q in parsed_small], args.repeat)),
+        ("queue_conf: parse 10,000 single-host queue files",
+         _timed(lambda: [queue_conf.parse(t) for t in small], args.repeat)),
+        ("queue_conf: write 10,000 single-host queue files",
+         _timed(lambda: [queue_conf.write(q) for q in parsed_small], args.repeat)),
         ("accounting: parse 100,000 lines", _timed(lambda: list(accounting.read_file(text)), args.repeat)),
         ("accounting: write 100,000 lines", _timed(lambda: [accounting.write_line(r) for r in records], args.repeat)),
     ]

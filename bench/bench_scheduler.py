@@ -13,7 +13,7 @@ four owners: a handful of categories).  It prints the medians of a few runs:
 - the number of dispatches and of pending tasks in the snapshot.
 
 Both run with the garbage collector paused, as ``Qmaster.schedule`` runs a
-pass (``scheduler.gc_paused``).
+pass (``minisge.qmaster.qmaster.gc_paused``).
 
     python bench/bench_scheduler.py [--jobs 1000,10000,100000] [--runs 5] [--profile N]
 """
@@ -29,13 +29,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from minisge import scheduler  # noqa: E402
-from minisge.cell import Cell  # noqa: E402
-from minisge.cell_init import init_cell  # noqa: E402
-from minisge.config_state import ConfigState  # noqa: E402
-from minisge.formats import host_conf, hostgroup, queue_conf  # noqa: E402
-from minisge.job import Grant, Job, Task  # noqa: E402
-from minisge.spool import QmasterSpool  # noqa: E402
+from minisge import scheduler
+from minisge.cell import Cell
+from minisge.daemon.cell_init import init_cell
+from minisge.formats import host_conf, hostgroup, queue_conf
+from minisge.qmaster.config_state import ConfigState
+from minisge.qmaster.job import Grant, Job, Task
+from minisge.qmaster.qmaster import gc_paused
+from minisge.qmaster.spool import QmasterSpool
 
 HOSTS = 100
 SLOTS = 4
@@ -125,11 +126,13 @@ def main() -> None:
         print(f"{'pending jobs':>12} {'snapshot':>18} {'schedule':>18} {'total':>10} {'dispatched':>10} {'in snap':>8}")
         for n in (int(x) for x in args.jobs.split(",")):
             jobs = make_jobs(n)
-            with scheduler.gc_paused():  # as Qmaster.schedule runs a pass
-                t_snap, c_snap, snap = median_time(lambda: config.snapshot(jobs, execds, now=now), args.runs)
-                t_sched, c_sched, plan = median_time(lambda: scheduler.schedule(snap), args.runs)
-            print(f"{n:>12} {t_snap * 1000:>7.1f}ms ({c_snap * 1000:>6.1f}ms) {t_sched * 1000:>7.1f}ms ({c_sched * 1000:>6.1f}ms)"
-                  f" {(t_snap + t_sched) * 1000:>8.1f}ms {len(plan.dispatches):>10} {len(snap.pending):>8}")
+            with gc_paused():  # as Qmaster.schedule runs a pass
+                t_snap, c_snap, snap = median_time(lambda jobs=jobs: config.snapshot(jobs, execds, now=now),
+                                                   args.runs)
+                t_sched, c_sched, plan = median_time(lambda snap=snap: scheduler.schedule(snap), args.runs)
+            print(f"{n:>12} {t_snap * 1000:>7.1f}ms ({c_snap * 1000:>6.1f}ms) {t_sched * 1000:>7.1f}ms "
+                  f"({c_sched * 1000:>6.1f}ms) {(t_snap + t_sched) * 1000:>8.1f}ms {len(plan.dispatches):>10} "
+                  f"{len(snap.pending):>8}")
 
 
 if __name__ == "__main__":

@@ -16,12 +16,23 @@ so the command starts fast.
 from __future__ import annotations
 
 import fnmatch
+import grp
 import os
 import sys
 import time
+from collections.abc import Iterator
 
 from minisge.cell import Cell
 from minisge.output import qacct_out
+from minisge.protocol import catalogue
+from minisge.protocol.client import SAYS_LISTING, call
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    #: An accounting record: accounting(5) field name -> text or number.
+    Record = dict[str, Any]
 
 USAGE = """SGE 8.1.9
 usage: qacct [options]
@@ -90,6 +101,7 @@ class Options:
         self.by_end_time = False
         self.master_only = False
         self.file: str | None = None
+        self.requests: list[str] = []  # -l attr=val,...: the queue instances the jobs ran in must offer them
         self.help = False
 
     @property
@@ -234,7 +246,8 @@ def parse_args(argv: list[str]) -> Options:
         elif a == "-l":
             if i + 1 >= len(argv):
                 raise Usage()
-            i += 1  # complex selection needs the qmaster: accepted, not applied
+            o.requests += [w for w in argv[i + 1].replace(",", " ").split() if w]
+            i += 1
         elif a == "-f":
             if i + 1 >= len(argv):
                 raise Usage()
@@ -258,8 +271,6 @@ def _group_name(text: str) -> str:
     gid = _leading_uint(text)
     if gid is None:
         return text
-    import grp
-
     try:
         return grp.getgrgid(gid).gr_name
     except KeyError:
@@ -303,7 +314,7 @@ def _number(text: str, floating: bool) -> float | int:
 _FLOATS = frozenset(("ru_utime", "ru_stime", "cpu", "mem", "io", "iow", "maxvmem"))
 
 
-def parse_record(line: str) -> dict | None:
+def parse_record(line: str) -> Record | None:
     """One accounting line as a dict keyed by accounting(5) field names, or
     None when it is not a record (fewer fields than qacct needs)."""
     fields = line.split(":")
@@ -313,8 +324,8 @@ def parse_record(line: str) -> dict | None:
         extra = len(fields) - len(FIELD_NAMES)
         fields = (fields[:_CATEGORY] + [":".join(fields[_CATEGORY:_CATEGORY + extra + 1])]
                   + fields[_CATEGORY + extra + 1:])
-    record: dict = {}
-    for name, text in zip(FIELD_NAMES, fields):
+    record: Record = {}
+    for name, text in zip(FIELD_NAMES, fields, strict=False):  # a short record: defaults below
         if name in _STRINGS:
             record[name] = text
         else:
@@ -324,10 +335,11 @@ def parse_record(line: str) -> dict | None:
     return record
 
 
-def read_records(path: str):
+def read_records(path: str) -> Iterator[Record]:
     """The records of the file, with qacct's "ignoring invalid entry" for
     lines that are not records (comments and short lines are skipped)."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    # lines end at "\n" alone, as 8.1.9's fgets reads them: a "\r" in a field is no line break
+    with open(path, encoding="utf-8", errors="replace", newline="\n") as f:
         for lineno, line in enumerate(f, 1):
             line = line.rstrip("\n")
             if len(line) <= 1 or line.startswith("#"):
@@ -371,7 +383,7 @@ def _queue_patterns(queues: list[str]) -> list[str]:
     return out
 
 
-def selected(r: dict, o: Options, window: tuple[float | None, float | None],
+def selected(r: Record, o: Options, window: tuple[float | None, float | None],
              patterns: list[str]) -> bool:
     """sge_read_rusage: whether a record matches every selection given."""
     v = o.values
@@ -406,6 +418,32 @@ def selected(r: dict, o: Options, window: tuple[float | None, float | None],
     return True
 
 
+class ComplexSelection:
+    """qacct -l (qacct.c): a record counts only when the queue instance it
+    ran in still exists and offers the requested attributes as in an empty
+    cell (the qmaster judges, as for ``qstat -l``); records of jobs that never
+    started are left out, those of instances gone are counted and reported."""
+
+    def __init__(self, requests: list[str]):
+        reply = call({"op": catalogue.QSTAT_FULL, "users": [], "detail": False, "requests": requests},
+                     unreachable=SAYS_LISTING)
+        if not reply.get("ok"):
+            raise Usage(str(reply.get("error", "")))
+        self.unknown = str(reply.get("unknown_resource") or "")
+        self.existing = set(reply.get("queues") or ())
+        self.selected = {str(q.get("name")) for q in reply.get("queue_info") or ()}
+        self.ignored = 0
+
+    def keeps(self, r: Record) -> bool:
+        if not r["start_time"]:
+            return False  # "skipping job that never ran"
+        name = f"{r['qname']}@{r['hostname']}"
+        if name not in self.existing:
+            self.ignored += 1
+            return False
+        return name in self.selected
+
+
 def _not_found(o: Options) -> str:
     if o.tasks:
         start, stop, step = o.tasks
@@ -431,21 +469,38 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("error: -t option requires -j option with an argument\n" + USAGE)
         return 1
     path = o.file or Cell.from_env().accounting
+    complexes = None
+    if o.requests:
+        try:
+            complexes = ComplexSelection(o.requests)
+        except Usage as err:
+            sys.stderr.write(f"{err}\n")
+            return 1
+        if complexes.unknown:
+            sys.stderr.write(f'error: unknown resource "{complexes.unknown}"\n')
+            return 1
     try:
         os.stat(path)
-        records = [r for r in read_records(path)
-                   if selected(r, o, _time_window(o), _queue_patterns(o.queues))]
+        matched = [r for r in read_records(path) if selected(r, o, _time_window(o), _queue_patterns(o.queues))]
     except OSError as err:
         sys.stderr.write(f"{path}: {err.strerror}\n")
         sys.stdout.write("no jobs running since startup\n")
         return 1
+    # -l filters after the rest (8.1.9: a job it leaves out is no job "not found")
+    records = matched if complexes is None else [r for r in matched if complexes.keeps(r)]
+    ignored = complexes.ignored if complexes is not None else 0
+    if ignored:
+        sys.stderr.write(f"{ignored} jobs ignored for accounting. Jobs' master queue no longer exists.\n")
     if o.job_listing:
-        sys.stdout.write(qacct_out.format_qacct_jobs(records))
-        if not records and not o.job_flag:
+        sys.stdout.write(qacct_out.format_qacct_jobs(records) + ("\n" if ignored else ""))
+        if not matched and not o.job_flag:
             sys.stderr.write(_not_found(o))
             return 1
-        return 0
-    sys.stdout.write(qacct_out.format_qacct_summary(records, by=sorted(o.flags), fixed=o.values))
+        if not o.job_flag:
+            return 0
+        # a bare -j (every job) ends with the summary as without -j (qacct.c)
+    sys.stdout.write(("\n" if ignored else "")
+                     + qacct_out.format_qacct_summary(records, by=sorted(o.flags), fixed=o.values))
     return 0
 
 

@@ -2,10 +2,10 @@
 
 The command reads the files it is given and sends their text to the qmaster,
 which parses, checks, spools and answers with what to print (see
-:mod:`minisge.qconf_ops`).  The editor forms (``-aq``, ``-mq``, ``-mc``,
+:mod:`minisge.qmaster.qconf`).  The editor forms (``-aq``, ``-mq``, ``-mc``,
 ``-mconf`` ...) put the current text (or a template) in a temporary file,
 run ``$EDITOR`` (default ``vi``) on it and send the result like the
-``-A``/``-M`` forms.  Standard library and :mod:`minisge.client` only.
+``-A``/``-M`` forms.  Standard library and :mod:`minisge.protocol.client` only.
 """
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ from __future__ import annotations
 import os
 import sys
 
-from minisge.client import call
+from minisge import protocol
+from minisge.protocol import catalogue
+from minisge.protocol.client import NoQmaster, call, connect, refused
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 USAGE = """\
 SGE 8.1.9
@@ -173,17 +179,27 @@ obj_nm3                 "queue"
 ar_id                   advance reservation id
 thread_name             "scheduler"|"jvm"
 max_running_tasks       maximum number of simultaneously running tasks
-"""
+"""  # noqa: E501 - Grid Engine 8.1.9's help text, as it is
 
 #: options that take no argument
 NO_ARG = {"-sql", "-sc", "-spl", "-srqsl", "-sel", "-shgrpl", "-sul", "-sprjl", "-sm", "-so", "-ss", "-sh",
-          "-sconfl", "-ssconf", "-sckptl", "-scall", "-sstree", "-mc", "-msconf"}
+          "-sconfl", "-ssconf", "-sckptl", "-scall", "-sstree", "-mc", "-msconf", "-sds", "-secl", "-sss",
+          "-suserl", "-sst", "-km", "-ks", "-tsm", "-astree", "-mstree", "-dstree", "-auser"}
 #: options with one optional argument (taken when it does not start with "-")
-OPT_ARG = {"-sq", "-srqs", "-sconf", "-aq", "-ae", "-arqs", "-mrqs", "-mconf", "-aprj"}
+OPT_ARG = {"-sq", "-srqs", "-sconf", "-aq", "-ae", "-arqs", "-mrqs", "-mconf", "-aprj", "-clearusage"}
 #: options with one argument
 ONE_ARG = {"-sp", "-se", "-shgrp", "-shgrp_tree", "-shgrp_resolved", "-su", "-sprj", "-dq", "-dp", "-drqs",
            "-de", "-dhgrp", "-dul", "-dprj", "-dconf", "-am", "-ao", "-as", "-ah", "-dm", "-do", "-ds", "-dh",
-           "-ap", "-mp", "-mq", "-me", "-ahgrp", "-mhgrp", "-mu", "-mprj", "-aconf"}
+           "-ap", "-mp", "-mq", "-me", "-ahgrp", "-mhgrp", "-mu", "-mprj", "-aconf",
+           # calendars, checkpointing, share tree, users, daemons: the qmaster answers as 8.1.9 with
+           # none of them, or says minisge does not support the change
+           "-scal", "-sckpt", "-sstnode", "-rsstnode", "-mstnode", "-dstnode", "-suser", "-dcal", "-dckpt",
+           "-duser", "-acal", "-mcal", "-mckpt", "-muser", "-cq", "-ke", "-kej", "-kec", "-kt", "-Acal", "-Mcal",
+           "-Ackpt", "-Mckpt", "-Astree", "-Mstree", "-Auser", "-Muser"}
+#: options with three arguments
+THREE_ARGS = {"-sobjl", "-purge"}
+#: the attribute edits from a file: obj_nm fname obj_id_list
+FILE_ATTR_OPTS = {"-Aattr", "-Mattr", "-Rattr", "-Dattr"}
 #: options with a file argument, and the kind of error their reader prints
 FILE_ARG = {"-Aq": "queue", "-Mq": "queue", "-Ap": "flat", "-Mp": "flat", "-Au": "flat", "-Mu": "flat",
             "-Ahgrp": "flat", "-Mhgrp": "flat", "-Aprj": "flat", "-Mprj": "flat", "-Ae": "flat", "-Me": "flat",
@@ -207,22 +223,37 @@ def usage_error(message: str) -> int:
     return 1
 
 
-def send(cmd: str, args: list, text=None, path=None) -> int:
+def send(cmd: str, args: list[str] | list[dict[str, str | None]], text: str | None = None,
+         path: str | None = None) -> int:
     """One request; print what the qmaster answers; its exit code."""
-    msg = {"op": "qconf", "cmd": cmd, "args": args}
+    msg: dict[str, Any] = {"op": catalogue.QCONF, "cmd": cmd, "args": args}
     if text is not None:
         msg["text"] = text
         msg["path"] = path
     reply = call(msg)
-    if not reply.get("ok"):
-        sys.stderr.write(reply.get("error", "") + "\n")
-        return reply.get("rc", 1)
+    rc = refused(reply)
+    if rc is not None:
+        return rc
     sys.stdout.write(reply.get("out", ""))
     sys.stderr.write(reply.get("err", ""))
-    return reply.get("rc", 0)
+    return int(reply.get("rc", 0))
 
 
-def read_file(path: str, style: str):
+def kill_master() -> None:
+    """qconf -km of a manager: the shutdown; the daemon may end before it answers."""
+    try:
+        sock = connect()
+    except NoQmaster:
+        return
+    try:
+        protocol.request(sock, {"op": catalogue.SHUTDOWN})
+    except (OSError, protocol.ProtocolError):
+        pass
+    finally:
+        sock.close()
+
+
+def read_file(path: str, style: str) -> str | None:
     """The file's text, or None after printing Grid Engine's complaint."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -238,32 +269,40 @@ def read_file(path: str, style: str):
         return None
 
 
-def temp_name() -> str:
-    """The name Grid Engine's qconf gives the file it writes for -mattr."""
-    import random
-    import string
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
-    tail = "".join(random.choice(string.ascii_letters + string.digits) for _ in range(6))
+
+def temp_name() -> str:
+    """The name Grid Engine's qconf gives the file it writes for -mattr
+    (os.urandom: the random module costs qconf's start-up more than it is worth)."""
+    tail = "".join(_NAME_CHARS[b % len(_NAME_CHARS)] for b in os.urandom(6))
     return f"/tmp/pid-{os.getpid()}-{tail}"
 
 
-def ask(cmd: str, args: list):
+def create_temp_file() -> tuple[int, str]:
+    """A new file of this user alone, named as temp_name says: (fd, path)."""
+    while True:
+        path = temp_name()
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), path
+        except FileExistsError:
+            continue
+
+
+def ask(cmd: str, args: list[str]) -> tuple[int, str]:
     """Ask the qmaster for a text (a show option or a template): (rc, text)."""
-    reply = call({"op": "qconf", "cmd": cmd, "args": args})
+    reply = call({"op": catalogue.QCONF, "cmd": cmd, "args": args})
     if not reply.get("ok"):
         sys.stderr.write(reply.get("error", "") + "\n")
-        return reply.get("rc", 1), ""
+        return int(reply.get("rc", 1)), ""
     if reply.get("rc"):
         sys.stderr.write(reply.get("err", ""))
-        return reply["rc"], ""
-    return 0, reply.get("out", "")
+        return int(reply["rc"]), ""
+    return 0, str(reply.get("out", ""))
 
 
 def edit(opt: str, name: str | None) -> int:
     """The editor forms: current text (or a template) -> $EDITOR -> -A/-M."""
-    import subprocess
-    import tempfile
-
     source, target = EDIT[opt]
     if source.startswith("-"):
         rc, text = ask(source, [name] if name else [])
@@ -271,12 +310,13 @@ def edit(opt: str, name: str | None) -> int:
         rc, text = ask("template", [source, name or "template"])
     if rc:
         return rc
-    fd, path = tempfile.mkstemp(prefix=f"pid-{os.getpid()}-", dir="/tmp")
+    fd, path = create_temp_file()
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
         editor = os.environ.get("EDITOR") or "vi"
-        status = subprocess.call(f'{editor} "{path}"', shell=True)
+        # through the shell, as Grid Engine runs it (EDITOR may carry arguments)
+        status = os.waitstatus_to_exitcode(os.system(f'{editor} "{path}"'))
         if status < 0:
             sys.stderr.write(f"editor was terminated by a signal {-status}\n")
             return 1
@@ -320,7 +360,11 @@ def run(argv: list[str]) -> int:
         if opt == "-help":
             sys.stdout.write(USAGE)
             return 0
-        if opt in NO_ARG and opt not in EDIT:
+        if opt == "-km":
+            rc = send(opt, [])
+            if rc == 0:
+                kill_master()
+        elif opt in NO_ARG and opt not in EDIT:
             rc = send(opt, [])
         elif opt in OPT_ARG and opt not in EDIT:
             args = []
@@ -350,7 +394,7 @@ def run(argv: list[str]) -> int:
             text = read_file(path, FILE_ARG[opt])
             rc = 1 if text is None else send(opt, args, text, path)
         elif opt in ("-Mconf", "-Aconf"):
-            files = []
+            files: list[dict[str, str | None]] = []
             while i < len(argv) and not argv[i].startswith("-"):
                 for p in argv[i].split(","):
                     try:
@@ -368,6 +412,22 @@ def run(argv: list[str]) -> int:
                 args.append(take(argv, i, args[-1] if args else opt))
                 i += 1
             rc = _attr(opt, args)
+        elif opt in THREE_ARGS:
+            args = []
+            for _ in range(3):
+                args.append(take(argv, i, opt))
+                i += 1
+            rc = send(opt, args)
+        elif opt in FILE_ATTR_OPTS:
+            args = []
+            for _ in range(3):
+                args.append(take(argv, i, opt))
+                i += 1
+            text = read_file(args[1], "attr")
+            if text is None:
+                sys.stderr.write(f'error: invalid option argument "{args[1]}"\nUsage: qconf -help\n')
+                return 1
+            rc = send(opt, args, text, args[1])
         elif opt in ("-au", "-du"):
             users = take(argv, i, opt)
             i += 1
@@ -386,14 +446,14 @@ def run(argv: list[str]) -> int:
 def _attr(opt: str, args: list[str]) -> int:
     """The attribute edits: Grid Engine writes the value to a temporary file
     first; its name appears in the errors."""
-    msg = {"op": "qconf", "cmd": opt, "args": args, "path": temp_name()}
+    msg = {"op": catalogue.QCONF, "cmd": opt, "args": args, "path": temp_name()}
     reply = call(msg)
-    if not reply.get("ok"):
-        sys.stderr.write(reply.get("error", "") + "\n")
-        return reply.get("rc", 1)
+    rc = refused(reply)
+    if rc is not None:
+        return rc
     sys.stdout.write(reply.get("out", ""))
     sys.stderr.write(reply.get("err", ""))
-    return reply.get("rc", 0)
+    return int(reply.get("rc", 0))
 
 
 if __name__ == "__main__":

@@ -6,9 +6,9 @@
 
 Options are read from ``$SGE_ROOT/$SGE_CELL/common/sge_qquota``, then
 ``$HOME/.sge_qquota``, then the command line.  The qmaster computes the
-lines (:func:`minisge.quota.report`); this module prints them as qquota
+lines (:func:`minisge.scheduler.quota.report`); this module prints them as qquota
 does: a ``%-18s %-20.20s %s`` table under a header, printed only when there
-is a line, or the XML document.  Standard library and minisge.client only.
+is a line, or the XML document.  Standard library and minisge.protocol.client only.
 """
 
 from __future__ import annotations
@@ -16,7 +16,12 @@ from __future__ import annotations
 import os
 import sys
 
-from minisge.client import call
+from minisge.protocol import catalogue
+from minisge.protocol.client import SAYS_LISTING, call, refused
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 USAGE = """SGE 8.1.9
 usage: qquota [options]
@@ -55,7 +60,7 @@ class Usage(Exception):
     """A word qquota does not know: usage on stderr, then the error; exit 1."""
 
 
-def parse_args(argv: list[str], opts: dict | None = None) -> dict:
+def parse_args(argv: list[str], opts: dict[str, Any] | None = None) -> dict[str, Any]:
     """Stage one of qquota's parsing: ``-help``, ``-xml`` and the list
     options (each with the words after it up to the next ``-`` word, comma
     lists split); anything else is an invalid option argument."""
@@ -89,7 +94,7 @@ def default_files() -> list[str]:
     return files
 
 
-def read_defaults(opts: dict) -> dict:
+def read_defaults(opts: dict[str, Any]) -> dict[str, Any]:
     for path in default_files():
         try:
             with open(path, encoding="utf-8") as f:
@@ -100,7 +105,7 @@ def read_defaults(opts: dict) -> dict:
     return opts
 
 
-def format_text(rows: list[dict]) -> str:
+def format_text(rows: list[dict[str, Any]]) -> str:
     """The table: header and rule line before the first line, none without lines."""
     if not rows:
         return ""
@@ -120,7 +125,7 @@ def xml_escape(text: str) -> str:
             .replace("'", "&apos;").replace('"', "&quot;"))
 
 
-def format_xml(rows: list[dict]) -> str:
+def format_xml(rows: list[dict[str, Any]]) -> str:
     out = ["<?xml version='1.0'?>\n", f'<qquota_result xmlns="{XML_NAMESPACE}">\n']
     for r in rows:
         out.append(f" <qquota_rule name='{xml_escape(r['rule'])}'>\n")
@@ -148,14 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     if opts["help"]:
         sys.stdout.write(USAGE)
         return 0
-    request = {"op": "qquota"}
+    request = {"op": catalogue.QQUOTA}
     for key in LIST_OPTIONS.values():
         if opts.get(key):
             request[key] = opts[key]
-    reply = call(request)
-    if not reply.get("ok"):
-        sys.stderr.write(reply.get("error", "") + "\n")
-        return reply.get("rc", 1)
+    reply = call(request, unreachable=SAYS_LISTING)
+    rc = refused(reply)
+    if rc is not None:
+        return rc
     rows = reply.get("rows") or []
     sys.stdout.write(format_xml(rows) if opts["xml"] else format_text(rows))
     return 0

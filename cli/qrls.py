@@ -1,10 +1,10 @@
-"""qrls: release holds.  ``qrls [-h u|o|s] job_task_list``"""
+"""qrls: release holds of jobs or tasks.  ``qrls [-h u|o|s] [-u user_list] job_task_list`` (see qhold)."""
 
 from __future__ import annotations
 
 import sys
 
-from minisge.cli.qhold import run
+from .qhold import run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,20 +6,32 @@
 [-pri] [-xml]``
 
 The qmaster sends plain dicts (``op`` ``qstat``, ``qstat_full``,
-``job_detail``, see :mod:`minisge.views`); this module selects (``-s``,
-``-q``, ``-qs``, ``-pe``, ``-ne``) and prints them with
-:mod:`minisge.output.qstat_out`.  Standard library and the client only, so
-that it starts as fast as the interpreter.
+``job_detail``, see :mod:`minisge.qmaster.views`); the qmaster selects for
+``-l`` and ``-U`` (:mod:`minisge.qmaster.qstat_select`: it knows the complex
+list and the access lists), this module for ``-s``, ``-q``, ``-qs``,
+``-pe``, ``-ne``, and prints them with
+:mod:`minisge.output.qstat_out`.  Standard library, the client, the output
+module and :mod:`minisge.formats.wc_queue` only (no trio, no attrs), so that it
+starts as fast as the interpreter.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import pwd
 import sys
 
-from minisge.client import call
+from minisge.cell import Cell
+from minisge.formats import wc_queue
 from minisge.output import qstat_out
+from minisge.output.text import printable
+from minisge.protocol import catalogue
+from minisge.protocol.client import SAYS_LISTING, call
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: qstat's usage text (qstat_usage), printed on stdout by -help and on
 #: stderr, followed by the reason, for a bad command line.
@@ -65,7 +77,7 @@ wc_qinstance             wc_cqueue@wc_host
 wc_qdomain               wc_cqueue@wc_hostgroup
 wc_queue_list            wc_cqueue|wc_qdomain|wc_qinstance
 wc_queue_list            wc_queue[,wc_queue,...]
-"""
+"""  # noqa: E501, W291 - Grid Engine 8.1.9's help text, as it is
 
 #: Options that take an argument (qstat answers "-X option must have
 #: argument" when it is missing).
@@ -99,6 +111,8 @@ class Args:
         self.queue_states = ""
         self.states = ""
         self.users: list[str] | None = None
+        self.requests: list[str] | None = None  # -l resource=value,...
+        self.queue_users: list[str] | None = None  # -U user,...
         self.help = False
 
     @property
@@ -146,6 +160,72 @@ def parse_args(argv: list[str]) -> Args:
     return args
 
 
+# --------------------------------------------------------------------------
+# sge_qstat(5): default options
+
+
+def default_files(cell_common: str, home: str | None) -> list[str]:
+    """sge_qstat(5): the cell's ``common/sge_qstat``, then ``~/.sge_qstat``."""
+    files = [os.path.join(cell_common, "sge_qstat")]
+    if home:
+        files.append(os.path.join(home, ".sge_qstat"))
+    return files
+
+
+def read_default_options(paths: list[str]) -> list[str]:
+    """The option words of the default files that exist, in order; a ``#``
+    starts a comment to the end of its line (8.1.9 skips both a comment line
+    and a comment after options)."""
+    words: list[str] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                text = f.read()
+        except OSError:
+            continue  # a file that is not there is no error
+        for line in text.split("\n"):
+            words += line.split("#", 1)[0].split()
+    return words
+
+
+def option_groups(words: list[str]) -> list[list[str]]:
+    """Words grouped by option: each option with its argument (``-F`` and
+    ``-j`` take one only when it does not start with ``-``)."""
+    groups: list[list[str]] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        if w in _WITH_ARG and nxt is not None:
+            groups.append([w, nxt])
+            i += 2
+        elif w in ("-F", "-j") and nxt is not None and not nxt.startswith("-"):
+            groups.append([w, nxt])
+            i += 2
+        elif groups and groups[-1][0] == "-j" and not w.startswith("-"):
+            groups[-1].append(w)  # qstat -j 1 2
+            i += 1
+        else:
+            groups.append([w])
+            i += 1
+    return groups
+
+
+def with_defaults(argv: list[str], defaults: list[str]) -> list[str]:
+    """The command line followed by the default options it does not give
+    itself (qstat.c: an option on the command line replaces every
+    occurrence of the same option in the files)."""
+    given = {g[0] for g in option_groups(argv)}
+    return argv + [w for g in option_groups(defaults) if g[0] not in given for w in g]
+
+
+def _home() -> str | None:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        return os.environ.get("HOME")
+
+
 def _apply(args: Args, option: str, value: str) -> None:
     """An option with its argument."""
     if option == "-s":
@@ -171,7 +251,10 @@ def _apply(args: Args, option: str, value: str) -> None:
         args.queues = (args.queues or []) + _split(value)
     elif option == "-pe":
         args.pe = (args.pe or []) + _split(value)
-    # -l and -U are accepted; see the module docstring of the report.
+    elif option == "-l":
+        args.requests = (args.requests or []) + _split(value)
+    elif option == "-U":
+        args.queue_users = (args.queue_users or []) + _split(value)
 
 
 def _check_job_states(value: str) -> str:
@@ -201,11 +284,11 @@ def _check_job_states(value: str) -> str:
 # selection
 
 
-def _is_running(task: dict) -> bool:
+def _is_running(task: dict[str, Any]) -> bool:
     return bool(task.get("granted") or task.get("queue"))
 
 
-def _task_selected(job: dict, task: dict, states: str) -> bool:
+def _task_selected(job: dict[str, Any], task: dict[str, Any], states: str) -> bool:
     """Whether ``-s`` keeps a task (an empty selection keeps all)."""
     if not states:
         return True
@@ -215,28 +298,27 @@ def _task_selected(job: dict, task: dict, states: str) -> bool:
         return ("s" in states) if suspended else ("r" in states)
     if "p" in states:
         return True
-    holds = job.get("holds", "h" if "h" in state else "")
+    holds = task.get("holds", job.get("holds", "h" if "h" in state else ""))  # a task's own: -hold_jid_ad
     return any(("h" + k) in states for k in holds)
 
 
 def _queue_matches(name: str, patterns: list[str]) -> bool:
-    """``wc_queue_list``: ``cq``, ``cq@host``, ``*@host`` with wildcards (a
-    queue domain ``cq@@hostgroup`` needs the host group: not matched here)."""
+    """sge_types(5) ``wc_queue_list``: ``cq``, ``cq@host``, wildcard
+    expressions (a queue domain ``cq@@hostgroup`` needs the host groups,
+    which the reply does not carry: it names nothing here)."""
     cq, _, host = name.partition("@")
-    for pattern in patterns:
-        pcq, at, phost = pattern.partition("@")
-        if phost.startswith("@"):
-            continue
-        if fnmatch.fnmatchcase(cq, pcq or "*") and (not at or fnmatch.fnmatchcase(host, phost or "*")):
-            return True
-    return False
+    return wc_queue.list_matches(patterns, cq, host)
 
 
-def select_jobs(jobs: list[dict], states: str, queues: set[str] | None) -> list[dict]:
+def select_jobs(jobs: list[dict[str, Any]], states: str, queues: set[str] | None,
+                hide_pending: set[int] | frozenset[int] = frozenset()) -> list[dict[str, Any]]:
     """Jobs with only the tasks ``-s`` and ``-q`` keep (running tasks in
-    the selected queue instances; pending tasks are in no queue and stay);
-    jobs left without a task are dropped."""
-    def keep(job: dict, task: dict) -> bool:
+    the selected queue instances; pending tasks are in no queue and stay,
+    but those of the jobs in ``hide_pending``: with ``-l``/``-U`` they fit no
+    instance shown); jobs left without a task are dropped."""
+    def keep(job: dict[str, Any], task: dict[str, Any]) -> bool:
+        if not _is_running(task) and job.get("job_number") in hide_pending:
+            return False
         return (_task_selected(job, task, states)
                 and (queues is None or not _is_running(task) or _granted_queue(task) in queues))
 
@@ -254,14 +336,15 @@ def select_jobs(jobs: list[dict], states: str, queues: set[str] | None) -> list[
     return out
 
 
-def _granted_queue(task: dict) -> str | None:
+def _granted_queue(task: dict[str, Any]) -> str | None:
     granted = task.get("granted")
     if granted:
-        return granted[0][0]
-    return task.get("queue")
+        return str(granted[0][0])
+    queue: str | None = task.get("queue")
+    return queue
 
 
-def select_queues(queues: list[dict], args: Args) -> list[dict]:
+def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, Any]]:
     """Queue instances kept by ``-q``, ``-qs`` and ``-pe``."""
     out = []
     for q in queues:
@@ -294,7 +377,7 @@ def _options(args: Args) -> qstat_out.Options:
                              resources="-r" in args.flags, queue_width=width)
 
 
-def _explained(queue: dict, explain: str, wanted: list[str] | None) -> dict:
+def _explained(queue: dict[str, Any], explain: str, wanted: list[str] | None) -> dict[str, Any]:
     """A queue dict as printed: its messages only for ``-explain`` of a state
     it is in, its resources only those ``-F`` names."""
     q = dict(queue)
@@ -309,12 +392,12 @@ def _explained(queue: dict, explain: str, wanted: list[str] | None) -> dict:
     return q
 
 
-def cluster_summary(queues: list[dict]) -> list[dict]:
+def cluster_summary(queues: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``-g c``: per cluster queue (sge_cqueue_qstat.c): the slot-weighted
     np_load_avg, slots used/reserved/total, and the slots of instances that
     need manual intervention (cdsuE), are temporarily disabled (aoACDS) or
     available (less the used ones)."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     counters = {"s": "suspend_manual", "A": "suspend_threshold", "S": "suspend_on_subordinate",
                 "C": "suspend_calendar", "u": "unknown", "a": "load_alarm",
                 "d": "disabled_manual", "D": "disabled_calendar", "c": "ambiguous",
@@ -353,7 +436,7 @@ def cluster_summary(queues: list[dict]) -> list[dict]:
     return result
 
 
-def _xml_cluster_summary(cqueues: list[dict]) -> str:
+def _xml_cluster_summary(cqueues: list[dict[str, Any]]) -> str:
     """``qstat -g c -xml``."""
     out = ["<?xml version='1.0'?>\n",
            '<job_info  xmlns:xsd="http://arc.liv.ac.uk/repos/darcs/sge/source/dist/'
@@ -370,87 +453,23 @@ def _xml_cluster_summary(cqueues: list[dict]) -> str:
     return "".join(out)
 
 
-def _esc(text) -> str:
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _esc(text: object) -> str:
+    return (printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;").replace("'", "&apos;"))
 
 
 # --------------------------------------------------------------------------
 # qstat -j
 
-#: Scheduler message numbers (msg_schedd.h id - 47041) for ``-j -xml``.
-_MESSAGE_NUMBERS = (
-    ("dropped because it is overloaded", 27), ("All queues dropped", 28),
-    ("Job is in hold state", 33), ("dropped because it is full", 37),
-    ("dropped because it is suspended", 38), ("dropped because it is disabled", 39),
-    ("dropped because it is temporarily not available", 40),
-    ("because it only offers", 24),
-)
-
-
-def _message_number(text: str) -> int:
-    for fragment, number in _MESSAGE_NUMBERS:
-        if fragment in text:
-            return number
-    return 0
-
-
-def _xml_messages(messages: list[str], indent: str) -> str:
-    out = [f"{indent}<SME_global_message_list>\n"]
-    for m in messages:
-        out.append(f"{indent}  <element>\n"
-                   f"{indent}    <MES_message_number>{_message_number(m)}</MES_message_number>\n"
-                   f"{indent}    <MES_message>{_esc(m)}</MES_message>\n"
-                   f"{indent}  </element>\n")
-    out.append(f"{indent}</SME_global_message_list>\n")
-    return "".join(out)
-
-
-def _xml_job_detail(job: dict) -> str:
-    """One ``<element>`` of ``qstat -j -xml`` (the main JB_ fields of the
-    CULL dump, in its order)."""
-    i = "      "
-    out = ["    <element>\n", f"{i}<JB_job_number>{job['job_number']}</JB_job_number>\n",
-           f"{i}<JB_ar>0</JB_ar>\n"]
-    if job.get("exec_file"):
-        out.append(f"{i}<JB_exec_file>{_esc(job['exec_file'])}</JB_exec_file>\n")
-    out.append(f"{i}<JB_submission_time>{int(job.get('submission_time') or 0)}</JB_submission_time>\n")
-    for tag, key in (("JB_owner", "owner"), ("JB_uid", "uid"), ("JB_group", "group"),
-                     ("JB_gid", "gid"), ("JB_account", "account")):
-        if job.get(key) is not None:
-            out.append(f"{i}<{tag}>{_esc(job[key])}</{tag}>\n")
-    out.append(f"{i}<JB_merge_stderr>{'true' if job.get('merge') else 'false'}</JB_merge_stderr>\n")
-    out.append(f"{i}<JB_notify>{'true' if job.get('notify') else 'false'}</JB_notify>\n")
-    out.append(f"{i}<JB_job_name>{_esc(job.get('job_name') or '')}</JB_job_name>\n")
-    out.append(f"{i}<JB_jobshare>0</JB_jobshare>\n")
-    if job.get("job_args"):
-        out.append(f"{i}<JB_job_args>\n")
-        for arg in job["job_args"]:
-            out.append(f"{i}  <element>\n{i}    <ST_name>{_esc(arg)}</ST_name>\n{i}  </element>\n")
-        out.append(f"{i}</JB_job_args>\n")
-    if job.get("script_file"):
-        out.append(f"{i}<JB_script_file>{_esc(job['script_file'])}</JB_script_file>\n")
-    out.append(f"{i}<JB_priority>{int(job.get('priority') or 0) + 1024}</JB_priority>\n")
-    start, end, step = job.get("array") or (1, 1, 1)
-    out.append(f"{i}<JB_ja_structure>\n{i}  <task_id_range>\n"
-               f"{i}    <RN_min>{start}</RN_min>\n{i}    <RN_max>{end}</RN_max>\n"
-               f"{i}    <RN_step>{step}</RN_step>\n{i}  </task_id_range>\n{i}</JB_ja_structure>\n")
-    out.append("    </element>\n")
-    return "".join(out)
-
 
 def show_jobs(args: Args) -> int:
     """``qstat -j [job_list]``."""
-    reply = _ask({"op": "job_detail", "ids": args.jobs or []})
     xml = "-xml" in args.flags
+    reply = _ask({"op": catalogue.JOB_DETAIL, "ids": args.jobs or [], **({"xml": True} if xml else {})})
     if not args.jobs:
         summary = [(text, ids) for text, ids in reply.get("summary") or ()]
         if xml:
-            sys.stdout.write(
-                "<?xml version='1.0'?>\n<message  xmlns:xsd=\"http://arc.liv.ac.uk/repos/darcs/"
-                "sge/source/dist/util/resources/schemas/qstat/message.xsd\">\n  <element>\n"
-                + _xml_messages(list(reply.get("global") or ()), "    ")
-                + "  </element>\n</message>\n")
+            sys.stdout.write(qstat_out.format_scheduling_summary_xml(list(reply.get("global") or ())))
         else:
             sys.stdout.write(qstat_out.format_scheduling_summary(list(reply.get("global") or ()),
                                                                  summary))
@@ -467,13 +486,7 @@ def show_jobs(args: Args) -> int:
     reasons = {int(k): v for k, v in (reply.get("reasons") or {}).items()}
     global_info = list(reply.get("global") or ())
     if xml:
-        messages = global_info + [m for j in jobs for m in reasons.get(int(j["job_number"]), ())]
-        sys.stdout.write(
-            "<?xml version='1.0'?>\n<detailed_job_info  xmlns:xsd=\"http://arc.liv.ac.uk/repos/"
-            "darcs/sge/source/dist/util/resources/schemas/qstat/detailed_job_info.xsd\">\n"
-            "  <djob_info>\n" + "".join(_xml_job_detail(j) for j in jobs) + "  </djob_info>\n"
-            "  <messages>\n    <element>\n" + _xml_messages(messages, "      ")
-            + "    </element>\n  </messages>\n</detailed_job_info>\n")
+        sys.stdout.write(qstat_out.format_job_details_xml(jobs, global_info, reasons))
         return 0
     sys.stdout.write(qstat_out.format_job_details(jobs, global_info, reasons))
     return 0
@@ -482,8 +495,8 @@ def show_jobs(args: Args) -> int:
 # --------------------------------------------------------------------------
 
 
-def _ask(msg: dict) -> dict:
-    reply = call(msg)
+def _ask(msg: dict[str, Any]) -> dict[str, Any]:
+    reply = call(msg, unreachable=SAYS_LISTING)
     if not reply.get("ok"):
         sys.stderr.write(str(reply.get("error", "")) + "\n")
         sys.exit(int(reply.get("rc", 1) or 1))
@@ -494,19 +507,31 @@ def show_status(args: Args) -> int:
     """The job listing, ``-f``/``-F``/``-explain``, ``-g c`` and their -xml."""
     opts = _options(args)
     xml = "-xml" in args.flags
+    selecting = args.requests is not None or args.queue_users is not None  # -l, -U: the qmaster selects
     need_queues = (args.full or "c" in args.group or args.queues is not None
-                   or args.queue_states or args.pe is not None)
-    request = {"op": "qstat_full" if need_queues else "qstat", "users": args.users}
+                   or args.queue_states or args.pe is not None or selecting)
+    request: dict[str, Any] = {"op": catalogue.QSTAT_FULL if need_queues else catalogue.QSTAT, "users": args.users}
+    if args.requests is not None:
+        request["requests"] = args.requests
+    if args.queue_users is not None:
+        request["queue_users"] = args.queue_users
     if args.resources is not None:
         request["resources"] = True
+    if "z" in args.states:
+        request["finished"] = True
     if not args.flags & {"-ext", "-pri", "-urg", "-r", "-xml"}:
         request["detail"] = False  # the listing's columns alone: a lighter reply
     reply = _ask(request)
-    queue_info = reply.get("queue_info")
+    if reply.get("unknown_resource"):
+        return 1  # 8.1.9: nothing printed
+    queue_info: list[dict[str, Any]] = []
     if need_queues:
-        queue_info = select_queues(list(queue_info or ()), args)
-        if not queue_info and (args.queues is not None or args.queue_states or args.pe is not None):
+        queue_info = select_queues(list(reply.get("queue_info") or ()), args)
+        if not queue_info and (args.queues is not None or args.queue_states or args.pe is not None
+                               or args.queue_users is not None):
             return 1  # Grid Engine prints nothing when no queue instance matches
+        if not queue_info and args.requests is not None:
+            return 0  # -l: nothing printed either, but no error (8.1.9)
     if "c" in args.group:
         cqueues = cluster_summary(queue_info or [])
         if xml:
@@ -516,7 +541,8 @@ def show_status(args: Args) -> int:
                                                               queue_width=opts.queue_width))
         return 0
     names = {q["name"] for q in queue_info} if need_queues else None
-    jobs = select_jobs(list(reply.get("jobs") or ()), args.states, names)
+    jobs = select_jobs(list(reply.get("jobs") or ()), args.states, names, set(reply.get("hide_pending") or ()))
+    finished = list(reply.get("finished") or ())  # -s z
     if args.full:
         queues = [_explained(q, args.explain, args.resources) for q in queue_info]
         if "-ne" in args.flags:
@@ -524,20 +550,21 @@ def show_status(args: Args) -> int:
                     for qname, _ in (t.get("granted") or ())}
             queues = [q for q in queues if q["name"] in busy]
         if xml:
-            sys.stdout.write(qstat_out.format_xml(jobs, queues, full=True, opts=opts))
+            sys.stdout.write(qstat_out.format_xml(jobs, queues, full=True, opts=opts, finished=finished))
         else:
-            sys.stdout.write(qstat_out.format_full(queues, jobs, opts))
+            sys.stdout.write(qstat_out.format_full(queues, jobs, opts, finished=finished))
         return 0
     order = [q["name"] for q in queue_info] if need_queues else reply.get("queues")
     if xml:
-        sys.stdout.write(qstat_out.format_xml(jobs, order, opts=opts))
+        sys.stdout.write(qstat_out.format_xml(jobs, order, opts=opts, finished=finished))
     else:
-        sys.stdout.write(qstat_out.format_job_list(jobs, order, opts))
+        sys.stdout.write(qstat_out.format_job_list(jobs, order, opts, finished=finished))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    argv = with_defaults(argv, read_default_options(default_files(Cell.from_env().common, _home())))
     try:
         args = parse_args(argv)
     except CommandLineError as err:

@@ -1,5 +1,5 @@
 """qsub: submit a batch job.  See qsub(1); options are parsed by
-:mod:`minisge.submit_options`, and the job goes to the qmaster in one request.
+:mod:`minisge.formats.submit_options`, and the job goes to the qmaster in one request.
 
 Standard library, the protocol and the option parser only: a loop of
 thousands of ``qsub`` calls must not pay for trio or attrs.
@@ -7,43 +7,44 @@ thousands of ``qsub`` calls must not pay for trio or attrs.
 
 from __future__ import annotations
 
-import os
+import signal
 import sys
 
-from minisge import submit_options
-from minisge.cell import Cell
-from minisge.client import NoQmaster, connect
 from minisge import protocol
+from minisge.formats import submit_options
+from minisge.output import qstat_out
+from minisge.output.submit_verify import verify_view
+from minisge.protocol import catalogue
+from minisge.protocol.client import SAYS_QSUB, NoQmaster, comm_failure, connect, qmaster_address
+
+from .submitter import Submitter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def read_text_file(path: str) -> str:
+    """The ``read_file`` of the option parser: a file's text (undecodable bytes kept)."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        return f.read()
 
 
 def _signal_name(num: int) -> str:
-    import signal
-
     try:
         return signal.Signals(num).name
     except ValueError:
         return str(num)
 
 
+#: qsub -pty y: refused (a batch job has no terminal; qrsh and qlogin give one)
+PTY_REFUSED = "Unable to run job: -pty yes is not supported for batch jobs\nExiting."
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    env = dict(os.environ)
-    try:
-        import pwd
-
-        pw = pwd.getpwuid(os.getuid())
-        user, home = pw.pw_name, pw.pw_dir
-    except KeyError:
-        user, home = env.get("USER", ""), env.get("HOME", "/")
-    cell = Cell.from_env()
-    try:
-        cwd = os.getcwd()
-    except FileNotFoundError:
-        cwd = env.get("PWD", "/")
-    from minisge.cell import short_hostname
-
-    hostname = short_hostname()
-    env.setdefault("HOST", hostname)
+    who = Submitter()
+    env, user, home, cell, cwd, hostname = who.env, who.user, who.home, who.cell, who.cwd, who.hostname
     try:
         req = submit_options.parse_submission(
             argv,
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             hostname=hostname,
             cell_root=cell.path,
             stdin_reader=sys.stdin.read,
-            read_file=submit_options.read_text_file,
+            read_file=read_text_file,
         )
     except submit_options.SubmitError as e:
         for w in e.warnings:
@@ -66,42 +67,64 @@ def main(argv: list[str] | None = None) -> int:
     if req.get("help"):
         sys.stdout.write(submit_options.USAGE)
         return 0
-    if req.get("verify"):
-        sys.stderr.write('qsub: Unsupported: "-verify" is not supported in this version\n')
-        return 5
+    if req.get("pty"):
+        # 8.1.9 accepts -pty y for a batch job and then never starts its script (checked
+        # on the peer: the job stays in state t until h_rt or qdel ends it)
+        sys.stderr.write(PTY_REFUSED + "\n")
+        return 1
+    if req.get("verify"):  # shown as 8.1.9 shows it, nothing is sent
+        sys.stdout.write(qstat_out.format_job_detail(verify_view(req)).split("\n", 1)[1])
+        return 0
     sync = bool(req.pop("sync", False))
+    immediate = bool(req.get("now"))
     terse = bool(req.pop("terse", False))
     for k in ("warnings", "verify"):
         req.pop(k, None)
     try:
         sock = connect(cell, timeout=None if sync else 60)
     except NoQmaster as e:
-        sys.stderr.write(f"{e}\n")
-        return 1
+        return SAYS_QSUB.report(e)
+    first: dict[str, Any] | None = None
     try:
-        replies = protocol.iter_replies(sock, {"op": "submit", "request": req, "sync": sync})
+        replies = protocol.iter_replies(sock, {"op": catalogue.SUBMIT, "request": req, "sync": sync})
         first = next(replies)
+        for w in first.get("warnings") or ():  # qsub -w w
+            sys.stdout.write(w + "\n")
         if not first.get("ok"):
-            rc = first.get("rc", 1)
+            rc = int(first.get("rc", 1))
             # "verification: found suitable queue(s)" (-w v) is news, not an error
             (sys.stdout if rc == 0 else sys.stderr).write(first.get("error", "Unable to run job.") + "\n")
             return rc
-        sys.stdout.write(submit_options.submitted_message(first["job_id"], first["name"], first.get("array"), terse) + "\n")
+        sys.stdout.write(submit_options.submitted_message(first["job_id"], first["name"], first.get("array"), terse)
+                         + "\n")
         sys.stdout.flush()
+        if immediate:  # -now y: the qmaster answers once the job's one pass is over
+            sys.stderr.write("Waiting for immediate job to be scheduled.\n")
+            sys.stderr.flush()
+            scheduled = next(replies)
+            if not scheduled.get("scheduled"):
+                sys.stderr.write("\nYour qsub request could not be scheduled; try again later.\n")
+                return 1
+            sys.stderr.write(f"\nYour immediate job {submit_options.job_id_text(first['job_id'], first.get('array'))}"
+                             " has been successfully scheduled.\n")
         if not sync:
             return 0
         final = first
-        for final in replies:
-            pass
+        for reply in replies:  # the last reply tells how the job ended
+            final = reply
         return _sync_result(final, first["job_id"], bool(first.get("array")), terse)
-    except protocol.ProtocolError as e:
-        sys.stderr.write(f"error: {e}\n")
+    except (OSError, protocol.ProtocolError) as e:  # the qmaster went away, or answered nothing in time
+        sys.stderr.write(comm_failure(e, cell) + "\n")
+        if first is None:  # 8.1.9's words when the submission got no answer
+            host, port = qmaster_address(cell)
+            sys.stderr.write(f'Unable to run job: unable to contact qmaster using port {port} on host "{host}"\n'
+                             "Exiting.\n")
         return 1
     finally:
         sock.close()
 
 
-def _sync_result(final: dict, job_id: int, is_array: bool, terse: bool) -> int:
+def _sync_result(final: dict[str, Any], job_id: int, is_array: bool, terse: bool) -> int:
     """What ``qsub -sync y`` prints for each task's end, and its exit status."""
     rc = 0
     tasks = final.get("tasks") or []

@@ -15,6 +15,11 @@ imported by the commands: standard library only.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+
+TYPE_CHECKING = False  # not typing's: the commands import this module and must start fast
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 DEFAULT_CELL = "default"
 
@@ -50,10 +55,10 @@ class Cell:
         return f"Cell({self.root!r}, {self.name!r})"
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "Cell":
-        env = os.environ if env is None else env
-        root = env.get("SGE_ROOT") or default_root()
-        return cls(os.path.abspath(root), env.get("SGE_CELL") or DEFAULT_CELL)
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Cell:
+        environ: Mapping[str, str] = os.environ if env is None else env
+        root = environ.get("SGE_ROOT") or default_root()
+        return cls(os.path.abspath(root), environ.get("SGE_CELL") or DEFAULT_CELL)
 
     # --- common/ -------------------------------------------------------
     @property
@@ -76,6 +81,11 @@ class Cell:
         return self.common_file("cell_key")
 
     @property
+    def tls_file(self) -> str:
+        """The cell certificate and its private key (PEM), for TLS between hosts."""
+        return self.common_file("cell_tls.pem")
+
+    @property
     def settings(self) -> str:
         return self.common_file("settings.sh")
 
@@ -86,6 +96,10 @@ class Cell:
 
     def execd_spool(self, host: str) -> str:
         return os.path.join(self.path, "spool", host)
+
+    def execd_pid_file(self, host: str) -> str:
+        """The pid of the execd role of ``host`` (``minisge execd stop``, ``minisge status``)."""
+        return os.path.join(self.execd_spool(host), "execd.pid")
 
     @property
     def socket_path(self) -> str:
@@ -103,6 +117,19 @@ class Cell:
     def exists(self) -> bool:
         return os.path.exists(self.common_file("bootstrap"))
 
+    def bootstrap(self) -> dict[str, str]:
+        """``common/bootstrap`` as {name: value} (empty if it cannot be read)."""
+        values: dict[str, str] = {}
+        try:
+            with open(self.common_file("bootstrap"), encoding="utf-8") as f:
+                for line in f:
+                    name, _, value = line.strip().partition(" ")
+                    if name and not name.startswith("#"):
+                        values[name] = value.strip()
+        except (OSError, UnicodeDecodeError):
+            pass
+        return values
+
     # --- ports and the qmaster's address --------------------------------
     def read_settings(self) -> dict[str, str]:
         """The ``export NAME=value`` pairs of ``settings.sh``."""
@@ -113,23 +140,23 @@ class Cell:
                     line = line.strip()
                     if line.startswith("export "):
                         line = line[7:]
-                    if "=" in line and not line.startswith("#"):
-                        k, v = line.split("=", 1)
+                    k, eq, v = line.partition("=")
+                    if eq and k.strip().isidentifier():  # not the PATH and MANPATH lines' shell
                         out[k.strip()] = v.strip().strip('"').strip("'")
         except FileNotFoundError:
             pass
         return out
 
-    def qmaster_port(self, env: dict[str, str] | None = None) -> int:
-        env = os.environ if env is None else env
-        if env.get("SGE_QMASTER_PORT"):
-            return int(env["SGE_QMASTER_PORT"])
+    def qmaster_port(self, env: Mapping[str, str] | None = None) -> int:
+        environ: Mapping[str, str] = os.environ if env is None else env
+        if environ.get("SGE_QMASTER_PORT"):
+            return int(environ["SGE_QMASTER_PORT"])
         return int(self.read_settings().get("SGE_QMASTER_PORT", "6444"))
 
-    def execd_port(self, env: dict[str, str] | None = None) -> int:
-        env = os.environ if env is None else env
-        if env.get("SGE_EXECD_PORT"):
-            return int(env["SGE_EXECD_PORT"])
+    def execd_port(self, env: Mapping[str, str] | None = None) -> int:
+        environ: Mapping[str, str] = os.environ if env is None else env
+        if environ.get("SGE_EXECD_PORT"):
+            return int(environ["SGE_EXECD_PORT"])
         return int(self.read_settings().get("SGE_EXECD_PORT", "6445"))
 
     def act_qmaster(self) -> str:

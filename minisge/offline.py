@@ -1,17 +1,17 @@
 """The qmaster's scheduler without a daemon: for a teacher, a test, a what-if.
 
 :func:`load_snapshot` reads a cell's spool exactly as the qmaster does at
-start-up (:class:`minisge.qmaster.Qmaster` ``load``: the queue, host,
+start-up (:meth:`minisge.qmaster.qmaster.Qmaster.load`: the queue, host,
 complex, PE, resource quota and scheduler configuration through
-:class:`minisge.config_state.ConfigState`, the spooled jobs under
-``spool/qmaster/jobs`` through :mod:`minisge.spool`) and builds the snapshot
+:class:`minisge.qmaster.config_state.ConfigState`, the spooled jobs under
+``spool/qmaster/jobs`` through :mod:`minisge.qmaster.spool`) and builds the snapshot
 the daemon's scheduling pass would build (``ConfigState.snapshot``);
 :func:`minisge.scheduler.schedule` turns it into a plan.  Nothing is written.
 
 What only a running daemon knows is assumed: every execution host of the
 configuration is up (an execd registered), and no host has reported load
 values (so ``queue_sort_method load`` sees equal loads, and the load and
-suspend thresholds and subordination of :mod:`minisge.load_control`, which
+suspend thresholds and subordination of :mod:`minisge.qmaster.load_control`, which
 need reports and act on running jobs, are not applied).
 
 From the shell, one line per dispatch and then the pending jobs' reasons::
@@ -25,19 +25,16 @@ From the shell, one line per dispatch and then the pending jobs' reasons::
 A snapshot can also be written as plain data (the man pages' words are the
 field names: :mod:`minisge.scheduler`):
 
->>> from minisge import job_order, scheduler
->>> from minisge.scheduler import HostInfo, PE, PendingTask, QInstance, Snapshot
->>> cx = {"slots": job_order.Urgency("slots", "INT", "1000")}
->>> class Complexes(dict):  # what the scheduler asks of the complex list
-...     def consumables(self):
-...         return []
+>>> from minisge import scheduler
+>>> from minisge.formats.complex import default_complex
+>>> from minisge.scheduler import ComplexIndex, HostInfo, PE, PendingTask, QInstance, Snapshot, job_order
 >>> snap = Snapshot(
 ...     qinstances=(QInstance("all.q", "node1", seq_no=0, slots=2, used=0, pe_list=("smp",)),
 ...                 QInstance("all.q", "node2", seq_no=0, slots=1, used=0)),
 ...     hosts={"node1": HostInfo("node1"), "node2": HostInfo("node2")},
 ...     pending=(PendingTask(1, 1, "alice"), PendingTask(2, 1, "bob", pe=("smp", ((2, 2),))),
 ...              PendingTask(3, 1, "carol")),
-...     complexes=Complexes(cx), pes={"smp": PE("smp", slots=10, used=0)},
+...     complexes=ComplexIndex(default_complex()), pes={"smp": PE("smp", slots=10, used=0)},
 ...     queue_sort_method="seqno", now=1000.0,
 ...     weights=job_order.Weights(priority=0.0, urgency=0.5, ticket=0.5))
 >>> print(plan_text(scheduler.schedule(snap)))
@@ -55,17 +52,17 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterable
 
 from minisge import scheduler
 from minisge.cell import DEFAULT_CELL, Cell, default_root, short_hostname
+from minisge.qmaster.qmaster import Qmaster, gc_paused
 
 
-def load_qmaster(cell_dir: str):
-    """A :class:`minisge.qmaster.Qmaster` loaded from the spool of the cell
+def load_qmaster(cell_dir: str) -> Qmaster:
+    """A :class:`minisge.qmaster.qmaster.Qmaster` loaded from the spool of the cell
     at ``cell_dir`` (``$SGE_ROOT/$SGE_CELL``), as the daemon loads it; no
     socket, no execd, nothing written."""
-    from minisge.qmaster import Qmaster
-
     cell_dir = os.path.abspath(cell_dir)
     cell = Cell(os.path.dirname(cell_dir), os.path.basename(cell_dir))
     if not cell.exists():
@@ -75,28 +72,31 @@ def load_qmaster(cell_dir: str):
     return qm
 
 
-def exec_hosts(qm) -> list[str]:
+def exec_hosts(qm: Qmaster) -> list[str]:
     """The configured execution hosts (``global`` is none)."""
     return sorted(h for h in qm.config.exec_hosts if h != "global")
 
 
-def snapshot_of(qm, now: float | None = None, hosts_up=None) -> scheduler.Snapshot:
+def snapshot_of(qm: Qmaster, now: float | None = None, hosts_up: Iterable[str] | None = None) -> scheduler.Snapshot:
     """The snapshot the qmaster's pass builds at ``now`` (default: the
     clock), with the execds of ``hosts_up`` (default: every execution host)
     registered."""
     up = exec_hosts(qm) if hosts_up is None else list(hosts_up)
-    return qm.config.snapshot(qm.jobs, {h: None for h in up}, now=time.time() if now is None else now)
+    snapshot: scheduler.Snapshot = qm.config.snapshot(qm.jobs, {h: None for h in up},
+                                                      now=time.time() if now is None else now)
+    return snapshot
 
 
-def load_snapshot(cell_dir: str, now: float | None = None, hosts_up=None) -> scheduler.Snapshot:
+def load_snapshot(cell_dir: str, now: float | None = None,
+                  hosts_up: Iterable[str] | None = None) -> scheduler.Snapshot:
     """The scheduler's snapshot of the cell at ``cell_dir`` (see the module
     docstring for what is assumed of the hosts)."""
     return snapshot_of(load_qmaster(cell_dir), now, hosts_up)
 
 
-def plan(cell_dir: str, now: float | None = None, hosts_up=None) -> scheduler.Plan:
+def plan(cell_dir: str, now: float | None = None, hosts_up: Iterable[str] | None = None) -> scheduler.Plan:
     """What one scheduling pass of the qmaster would do with the cell now."""
-    with scheduler.gc_paused():
+    with gc_paused():
         return scheduler.schedule(load_snapshot(cell_dir, now, hosts_up))
 
 

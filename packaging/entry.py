@@ -1,29 +1,45 @@
 """The single binary's entry: a multi-call program, like busybox.
 
-Called as ``qsub``, ``qstat``, … (a symlink or a copy named so) it is that
-command; called as ``minisge`` it takes the command as its first argument
-(``minisge qsub -b y /bin/true``) or is the cell manager (``minisge start``).
+Called as ``qsub``, ``qstat``, … (a symlink or a copy named so: every name of
+the table of commands, :mod:`minisge.cli.commands`) it is that command; called
+by any other name it is ``minisge``, which also runs ``minisge qsub …``.
+``minisge -m NAME ARGS`` runs one of the table's runnable modules as
+``python -m NAME ARGS`` would: that is how the ``minisge`` command starts its
+daemons (``sys.executable -m minisge.daemon``), and in the binary
+sys.executable is the binary.
 """
 
+from __future__ import annotations
+
+import importlib
 import os
 import sys
 
-COMMANDS = ("qsub", "qstat", "qdel", "qacct", "qconf", "qhold", "qrls", "qmod", "qrsh")
+from minisge.cli.commands import COMMANDS, RUNNABLE_MODULES
+
+# modules the spec keeps out of the bootstrap's reach (ctypes: see minisge.spec),
+# importable from here on
+DEFERRED = "deferred"
+
+
+def target(argv: list[str]) -> tuple[str, list[str]]:
+    """The module whose ``main`` the binary runs for ``argv`` (``argv[0]``
+    the name it was called by) and that main's arguments."""
+    name = os.path.basename(argv[0])
+    if name in COMMANDS and name != "minisge":
+        return COMMANDS[name].module, argv[1:]
+    if len(argv) > 2 and argv[1] == "-m" and argv[2] in RUNNABLE_MODULES:
+        return RUNNABLE_MODULES[argv[2]], argv[3:]
+    return COMMANDS["minisge"].module, argv[1:]
 
 
 def main() -> int:
-    name = os.path.basename(sys.argv[0])
-    if name in COMMANDS:
-        cmd, argv = name, sys.argv[1:]
-    elif len(sys.argv) > 1 and sys.argv[1] in COMMANDS:
-        cmd, argv = sys.argv[1], sys.argv[2:]
-    else:
-        from minisge.cli.minisge import main as minisge_main
-
-        return minisge_main(sys.argv[1:])
-    import importlib
-
-    return importlib.import_module(f"minisge.cli.{cmd}").main(argv)
+    bundle = getattr(sys, "_MEIPASS", None)  # the binary's _internal/ (PyInstaller)
+    if bundle is not None:
+        sys.path.append(os.path.join(bundle, DEFERRED))
+    module, args = target(sys.argv)
+    result: int = importlib.import_module(module).main(args)
+    return result
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What a finished task means for the job and the queue (sge_shepherd(8), SGE-FACTS §2)."""
 
-from minisge.exit_rules import failed_text, job_outcome
+from minisge.rules.exit_codes import failed_text, job_outcome
 
 
 def test_exit_0_finishes():
@@ -65,22 +65,23 @@ def test_reschedule_from_a_procedure_requeues_without_queue_error():
 
 
 def test_queue_error_message_is_grid_engines():
-    from minisge.exit_rules import queue_error_message
+    from minisge.rules.exit_codes import queue_error_message
 
-    assert queue_error_message("all.q", 5, "node1") == "queue all.q marked QERROR as result of job 5's failure at host node1"
+    assert queue_error_message("all.q", 5, "node1") == (
+        "queue all.q marked QERROR as result of job 5's failure at host node1")
 
 
 def test_an_attempt_requeued_after_a_prolog_failure_is_accounted_with_zero_times():
     # Grid Engine 8.1.9 writes such records with zero times, status and usage
-    from minisge import accounting_writer
-    from minisge.job import Grant, Job, Task
+    from minisge.qmaster import accounting_writer
+    from minisge.qmaster.job import Grant, Job, Task
 
     job = Job(number=5, name="x", owner="u", uid=1, group="g", gid=1, submission_time=100.0, spec={})
     task = Task(task_id=1, start_time=200.0, granted=[Grant("all.q", "h", 1)])
     report = {"usage": {"start_time": "200", "end_time": "210", "ru_utime": "1"}, "exit_status": 3}
-    r = accounting_writer.record_for(job, task, report, 8, "h")
+    r = accounting_writer.record_for(job, task, report, 8, "h", "NONE", 0)
     assert (r.submission_time, r.start_time, r.end_time, r.exit_status, r.ru_utime) == (0, 0, 0, 0, 0.0)
-    r = accounting_writer.record_for(job, task, report, 0, "h")
+    r = accounting_writer.record_for(job, task, report, 0, "h", "NONE", 0)
     assert (r.submission_time, r.start_time, r.end_time, r.exit_status, r.ru_wallclock) == (100, 200, 210, 3, 10)
 
 

@@ -9,20 +9,22 @@ import signal
 
 import pytest
 
-from minisge import exit_rules, job_control, shepherd
 from minisge.cell import Cell
-from minisge.cell_init import init_cell
-from minisge.execd_control import method_argv
-from minisge.job import Grant, Job, Task
-from minisge.qmaster import Qmaster
-from minisge.views import running_state_letters
+from minisge.daemon.cell_init import init_cell
+from minisge.execd import shepherd
+from minisge.execd.job_control import method_argv
+from minisge.qmaster.job import Grant, Job, Task
+from minisge.qmaster.job_control import rerun_outcome
+from minisge.qmaster.qmaster import Qmaster
+from minisge.qmaster.views import running_state_letters
+from minisge.rules import exit_codes, job_control
 
 REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}
 
 
 @pytest.fixture
-def qm(tmp_path):
-    cell = Cell(str(tmp_path / "root"))
+def qm(mem_tmp_path):
+    cell = Cell(str(mem_tmp_path / "root"))
     init_cell(cell, "h1", slots=2, env={})
     q = Qmaster(cell, "h1")
     q.load()
@@ -42,14 +44,13 @@ def running(qm, **req) -> tuple[Job, Task]:
 
 
 def messages(qm) -> list[dict]:
-    out = [m for _h, m in qm.acks]
-    qm.acks.clear()
-    return out
+    return [m for _h, m in qm.outbox.take()]
 
 
 # ------------------------------------------------------------ pure rules
-@pytest.mark.parametrize("text,num", [("SIGSTOP", signal.SIGSTOP), ("stop", signal.SIGSTOP), ("SIGUSR1", signal.SIGUSR1),
-                                      ("15", 15), ("SIGNOPE", None), ("0", None), ("999", None)])
+@pytest.mark.parametrize("text,num", [("SIGSTOP", signal.SIGSTOP), ("stop", signal.SIGSTOP),
+                                      ("SIGUSR1", signal.SIGUSR1), ("15", 15), ("SIGNOPE", None), ("0", None),
+                                      ("999", None)])
 def test_signal_names_and_numbers(text, num):
     assert job_control.signal_number(text) == num
 
@@ -116,14 +117,50 @@ def test_queue_priority_is_the_nice_value(prio, nice):
 def test_rerun_after_a_lost_shepherd_only_for_rerunnable_jobs():
     job = Job(1, "j", "u", 0, "g", 0, 0.0, {"restart": None})
     task = Task(1, granted=[Grant("all.q", "h1", 1)])
-    lost = exit_rules.job_outcome({"failed": 19}, False, False)
-    assert not job_control.rerun_outcome(lost, job, task, "FALSE").requeue
-    assert job_control.rerun_outcome(lost, job, task, "TRUE").requeue
+    lost = exit_codes.job_outcome({"failed": 19}, False, False)
+    assert not rerun_outcome(lost, job, task, "FALSE").requeue
+    assert rerun_outcome(lost, job, task, "TRUE").requeue
     job.spec["restart"] = True
-    assert job_control.rerun_outcome(lost, job, task, "FALSE").requeue
-    assert job_control.restarted_after(0, 19) == 1
-    assert job_control.restarted_after(1, 25) == 1
-    assert job_control.restarted_after(0, 8) == 0
+    assert rerun_outcome(lost, job, task, "FALSE").requeue
+    assert exit_codes.restarted_after(0, 19) == 1
+    assert exit_codes.restarted_after(1, 25) == 1
+    assert exit_codes.restarted_after(0, 8) == 0
+
+
+def test_qmod_words_of_a_task():
+    job, task = job_control.TaskRef(5, 1, False), job_control.TaskRef(5, 3, True)
+    assert (job.label, task.label) == ("job 5", "job-array task 5.3")
+    assert job_control.not_applicable(job) == (
+        "Modify operation can not be applied on job-array task 5.1 in pending/hold state")
+    assert job_control.suspend_message("bob", task, False, set(), "suspend") == (
+        "Modify operation can not be applied on job-array task 5.3 in pending/hold state", False)
+    assert job_control.suspend_message("bob", task, True, {"threshold"}, "resume") == (
+        "bob - job-array task 5.3 is not suspended by administrator - modify suspend threshold list of queue "
+        "to remove suspend state", False)
+    assert job_control.rescheduled_message(task, "h1", False) == "Pushed rescheduling of job-array task 5.3 on host h1"
+    assert job_control.already_deleted(job) == "The job 5 is already in deleted state. No rescheduling!"
+
+
+@pytest.mark.parametrize("restart,rerun,force,refusal", [
+    (False, "TRUE", False, "The job 5 is not restartable"),
+    (None, "FALSE", False, "The job 5 is running in queue none where jobs are not rerunable."),
+    (None, "TRUE", False, None), (True, "FALSE", False, None), (False, "FALSE", True, None),
+])
+def test_reschedule_refusals(restart, rerun, force, refusal):
+    ref = job_control.TaskRef(5, 1, False)
+    assert job_control.reschedule_refusal(ref, {"restart": restart}, rerun, force) == refusal
+
+
+def test_job_control_posts_its_messages_for_after_the_flush(qm):
+    job, task = running(qm)
+    messages(qm)
+    qm.job_control.suspend_task(job, task, "job")
+    assert qm.wake_scheduler.is_set()  # the scheduler loop delivers the outbox
+    (msg,) = messages(qm)
+    assert (msg["op"], msg["job_id"], msg["method"]) == ("suspend", job.number, {"signal": signal.SIGSTOP})
+    again = Qmaster(qm.cell, "h1")  # spooled before the message leaves
+    again.load()
+    assert again.jobs[job.number].tasks[1].suspended_by == {"job"}
 
 
 # ------------------------------------------------------------ the qmaster
@@ -164,11 +201,11 @@ def test_suspension_causes_are_spooled_and_old_spool_files_load(qm):
 
 def test_notify_job_gets_the_queue_notify_time(qm):
     job, task = running(qm, notify=True)
-    msg = job_control.control_message(qm, job, task, "suspend")
+    msg = qm.job_control.control_message(job, task, "suspend")
     assert (msg["notify_signal"], msg["notify"]) == (signal.SIGUSR1, 60)  # queue_conf(5) default 00:00:60
-    msg = job_control.control_message(qm, job, task, "terminate")
+    msg = qm.job_control.control_message(job, task, "terminate")
     assert (msg["notify_signal"], msg["notify"]) == (signal.SIGUSR2, 60)
-    assert "notify_signal" not in job_control.control_message(qm, job, task, "resume")
+    assert "notify_signal" not in qm.job_control.control_message(job, task, "resume")
 
 
 async def _qmod(qm, action, *targets, uid=0, force=False):
@@ -188,10 +225,12 @@ def test_qmod_messages_of_8_1_9(qm):
     assert trio.run(_qmod, qm, "sq", "no.q") == (['invalid queue "no.q"'], 1)
     assert trio.run(_qmod, qm, "sq", "all.q@h1") == (['root@h1 changed state of "all.q@h1" (suspended)'], 0)
     assert task.suspended_by == {"queue"}
-    assert trio.run(_qmod, qm, "s", "all.q") == (['Queue instance "all.q@h1" is already in the specified state: suspended'], 0)
+    assert trio.run(_qmod, qm, "s", "all.q") == (
+        ['Queue instance "all.q@h1" is already in the specified state: suspended'], 0)
     assert trio.run(_qmod, qm, "usq", "all.q@h1")[0] == ['root@h1 changed state of "all.q@h1" (unsuspended)']
     assert task.suspended_by == set()
-    assert trio.run(_qmod, qm, "r", str(n)) == ([f"The job {n} is running in queue none where jobs are not rerunable."], 0)
+    assert trio.run(_qmod, qm, "r", str(n)) == (
+        [f"The job {n} is running in queue none where jobs are not rerunable."], 0)
     assert trio.run(lambda: _qmod(qm, "r", str(n), force=True)) == ([f"Forced rescheduling of job {n} on host h1"], 0)
 
 

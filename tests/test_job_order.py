@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 import pytest
+import scheduler_harness
+from scheduler_harness import CX, dispatched, pe, qi, task
 
-from minisge import job_order, scheduler
+from minisge import scheduler
 from minisge.cell import Cell
-from minisge.cell_init import init_cell
-from minisge.config_state import ComplexIndex, RequestError
+from minisge.daemon.cell_init import init_cell
 from minisge.formats import access_list
-from minisge.formats import complex as complex_fmt
-from minisge.job_order import Figures, JobFacts, Weights
-from minisge.qmaster import Qmaster
-from minisge.scheduler import PE, HostInfo, PendingTask, QInstance, Snapshot
+from minisge.qmaster.config_state import RequestError
+from minisge.qmaster.job_facts import deadline_time
+from minisge.qmaster.qmaster import Qmaster
+from minisge.scheduler import PendingTask, category_cache, dispatch, job_order
+from minisge.scheduler.booking import Book
+from minisge.scheduler.job_order import Figures, JobFacts, Weights
 
-CX = ComplexIndex(complex_fmt.default_complex())
 GE_DEFAULT = Weights(priority=0.0, urgency=0.5, ticket=0.5, waiting_time=0.278, deadline=3600000.0)
-
-
-class _PE:
-    def __init__(self, slots, urgency_slots):
-        self.slots, self.urgency_slots = slots, urgency_slots
 
 
 # ------------------------------------------------------------ the formula
@@ -54,14 +52,14 @@ def test_urgency_slots_decide_the_slots_a_pe_range_counts_for(setting, ranges, e
 
 
 def test_a_range_of_one_value_counts_that_value_whatever_urgency_slots_says():
-    pes = {"mpi": _PE(16, "max")}
+    pes = {"mpi": pe(slots=16, urgency_slots="max")}
     assert job_order.job_slot_request(("mpi", ((4, 4),)), pes) == 4
     assert job_order.job_slot_request(("mpi", ((2, 4),)), pes) == 4
     assert job_order.job_slot_request(None, pes) == 1
 
 
 def test_a_wildcard_pe_request_uses_the_first_matching_pe():
-    pes = {"mpi_b": _PE(16, "max"), "mpi_a": _PE(16, "min")}
+    pes = {"mpi_b": pe(slots=16, urgency_slots="max"), "mpi_a": pe(slots=16, urgency_slots="min")}
     assert job_order.job_slot_request(("mpi*", ((2, 4),)), pes) == 2
     assert job_order.job_slot_request(("none*", ((2, 4),)), pes) == 1
 
@@ -97,67 +95,57 @@ def test_the_deadline_contribution_grows_as_the_deadline_nears_and_stays_once_pa
 
 def test_pending_jobs_go_by_priority_then_job_number_then_task_number():
     figs = {1: Figures(prio=0.2), 2: Figures(prio=0.9), 3: Figures(prio=0.2)}
-    tasks = [PendingTask(3, 1, "u"), PendingTask(1, 2, "u"), PendingTask(2, 1, "u"), PendingTask(1, 1, "u")]
+    tasks = [task(3), task(1, 2), task(2), task(1)]
     assert [(t.job_id, t.task_id) for t in job_order.dispatch_order(tasks, figs)] == [(2, 1), (1, 1), (1, 2), (3, 1)]
 
 
 def test_a_deadline_date_time_is_read_in_local_time():
     now = time.mktime((2026, 6, 1, 12, 0, 0, 0, 0, -1))
-    assert job_order.deadline_time("06011300", now) == now + 3600
-    assert job_order.deadline_time("2606011300.30", now) == now + 3630
-    assert job_order.deadline_time("202606011300", now) == now + 3600
-    assert job_order.deadline_time(None, now) == 0.0
+    assert deadline_time("06011300", now) == now + 3600
+    assert deadline_time("2606011300.30", now) == now + 3630
+    assert deadline_time("202606011300", now) == now + 3600
+    assert deadline_time(None, now) == 0.0
 
 
 # ------------------------------------------------------------ the pass
 
 
-def qi(host="h1", slots=1, **kw) -> QInstance:
-    return QInstance("all.q", host, 0, slots, 0, values={"qname": "all.q", "hostname": host}, **kw)
-
-
-def snap(pending, qis=None, weights=GE_DEFAULT, **kw) -> Snapshot:
-    qis = qis or [qi()]
-    return Snapshot(qinstances=tuple(qis), hosts={q.host: HostInfo(q.host) for q in qis},
-                    pending=tuple(pending), complexes=CX, queue_sort_method="seqno", weights=weights,
-                    now=kw.pop("now", 1000.0), **kw)
-
-
-def first(plan) -> int:
-    return plan.dispatches[0].job_id
+# a cell of one queue instance with one slot, the weights of a new cell, the pass at 1000 s
+snap = functools.partial(scheduler_harness.snap, weights=GE_DEFAULT, now=1000.0)
+ONE_SLOT = [qi(slots=1)]
 
 
 def test_a_job_asking_for_more_slots_is_more_urgent_and_goes_first():
-    pe = {"smp": PE("smp", 10, 0)}
-    pending = [PendingTask(1, 1, "u"), PendingTask(2, 1, "u", pe=("smp", ((2, 2),)))]
-    assert first(scheduler.schedule(snap(pending, [qi(slots=2, pe_list=("smp",))], pes=pe))) == 2
+    pending = [task(1), task(2, pe=("smp", ((2, 2),)))]
+    assert dispatched(scheduler.schedule(snap([qi(slots=2, pe_list=("smp",))], pending,
+                                              pes=[pe("smp", "$pe_slots", 10)])))[0] == 2
 
 
 def test_posix_priority_counts_only_with_weight_priority():
-    pending = [PendingTask(1, 1, "u"), PendingTask(2, 1, "u", priority=100)]
-    assert first(scheduler.schedule(snap(pending))) == 1  # weight_priority 0 (the default cell)
-    assert first(scheduler.schedule(snap(pending, weights=Weights(priority=1.0)))) == 2
+    pending = [task(1), task(2, priority=100)]
+    assert dispatched(scheduler.schedule(snap(ONE_SLOT, pending)))[0] == 1  # weight_priority 0 (the default cell)
+    assert dispatched(scheduler.schedule(snap(ONE_SLOT, pending, weights=Weights(priority=1.0))))[0] == 2
 
 
 def test_a_job_that_waited_longer_goes_first():
-    pending = [PendingTask(1, 1, "u", submission_time=900.0), PendingTask(2, 1, "u", submission_time=100.0)]
-    assert first(scheduler.schedule(snap(pending))) == 2
+    pending = [task(1, submission_time=900.0), task(2, submission_time=100.0)]
+    assert dispatched(scheduler.schedule(snap(ONE_SLOT, pending)))[0] == 2
 
 
 def test_a_deadline_job_goes_first():
-    pending = [PendingTask(1, 1, "u"), PendingTask(2, 1, "u", deadline=5000.0)]
-    assert first(scheduler.schedule(snap(pending))) == 2
+    pending = [task(1), task(2, deadline=5000.0)]
+    assert dispatched(scheduler.schedule(snap(ONE_SLOT, pending)))[0] == 2
 
 
 def test_running_jobs_widen_the_urgency_range():
-    pending = [PendingTask(1, 1, "u")]
-    figs = scheduler.dispatch_figures(snap(pending, running=(JobFacts(9, pe=("smp", ((4, 4),))),)))
+    pending = [task(1)]
+    figs = scheduler.dispatch_figures(snap(ONE_SLOT, pending, running=(JobFacts(9, pe=("smp", ((4, 4),))),)))
     assert figs[1].nurg == 0.0 and figs[9].nurg == 1.0
 
 
 def test_equal_priorities_go_by_job_number_and_tasks_in_order():
-    pending = [PendingTask(2, 1, "u"), PendingTask(1, 2, "u"), PendingTask(1, 1, "u")]
-    plan = scheduler.schedule(snap(pending, [qi(slots=3)]))
+    pending = [task(2), task(1, 2), task(1)]
+    plan = scheduler.schedule(snap([qi(slots=3)], pending))
     assert [(d.job_id, d.task_id) for d in plan.dispatches] == [(1, 1), (1, 2), (2, 1)]
 
 
@@ -165,28 +153,28 @@ def test_equal_priorities_go_by_job_number_and_tasks_in_order():
 
 
 def test_every_request_field_is_part_of_the_category_and_identity_fields_are_not():
-    base = PendingTask(1, 1, "u")
-    assert scheduler._category(base) == scheduler._category(
-        PendingTask(7, 3, "u", priority=5, submission_time=9.0, deadline=99.0))
+    base = task(1)
+    assert category_cache.job_category(base) == category_cache.job_category(
+        task(7, 3, priority=5, submission_time=9.0, deadline=99.0))
     for change in (dict(owner="v"), dict(requests={"arch": "x"}), dict(queues=("a.q",)), dict(group="g"),
                    dict(project="p"), dict(pe=("smp", ((2, 2),)))):
         changed = PendingTask(1, 1, **dict(dict(owner="u"), **change))
-        assert scheduler._category(base) != scheduler._category(changed), change
-    assert scheduler._category(PendingTask(1, 1, "u", requests={"a": "1", "b": "2"})) == \
-        scheduler._category(PendingTask(2, 1, "u", requests={"b": "2", "a": "1"}))
+        assert category_cache.job_category(base) != category_cache.job_category(changed), change
+    assert category_cache.job_category(task(1, requests={"a": "1", "b": "2"})) == \
+        category_cache.job_category(task(2, requests={"b": "2", "a": "1"}))
 
 
 def test_an_unplaceable_category_is_tried_once_and_its_jobs_share_the_reasons(monkeypatch):
     tried = []
-    real = scheduler._place_single
+    real = dispatch.place_single
 
-    def spy(snap_, book, ranked, task, reasons):
-        tried.append(task.job_id)
-        return real(snap_, book, ranked, task, reasons)
+    def spy(a, book, ranked, reasons):
+        tried.append(a.task.job_id)
+        return real(a, book, ranked, reasons)
 
-    monkeypatch.setattr(scheduler, "_place_single", spy)
-    pending = [PendingTask(j, 1, "u", queues=("none.q",)) for j in range(1, 101)] + [PendingTask(101, 1, "u")]
-    plan = scheduler.schedule(snap(pending))
+    monkeypatch.setattr(dispatch, "place_single", spy)
+    pending = [task(j, queues=("none.q",)) for j in range(1, 101)] + [task(101)]
+    plan = scheduler.schedule(snap(ONE_SLOT, pending))
     assert [d.job_id for d in plan.dispatches] == [101]
     assert tried.count(1) == 2 and set(tried) == {1, 101}  # the fast try, then once for the reasons
     assert plan.reasons[50] == plan.reasons[1] and plan.reasons[1]
@@ -200,14 +188,14 @@ def test_pending_tasks_are_the_same_as_made_by_their_constructor():
 
 
 def test_a_trial_placement_changes_nothing_until_it_is_committed():
-    book = scheduler._Book(snap([PendingTask(1, 1, "u")], [qi("h1", 4), qi("h2", 4)]))
-    trial = scheduler._copy_book(book)
+    book = Book(snap([qi(host="h1", slots=4), qi(host="h2", slots=4)], [task()]))
+    trial = book.trial()
     trial.qi_used["all.q@h1"] += 2
     trial.host_consumed.setdefault("h1", {})["mem"] = 5.0
     trial.global_consumed["lic"] = trial.global_consumed.get("lic", 0.0) + 1
     assert book.qi_used["all.q@h1"] == 0 and "lic" not in book.global_consumed
     assert trial.qi_used["all.q@h2"] == 0 and trial.global_consumed["lic"] == 1
-    scheduler._commit(book, trial)
+    book.commit(trial)
     assert book.qi_used == {"all.q@h1": 2, "all.q@h2": 0}
     assert book.host_consumed["h1"] == {"mem": 5.0} and book.global_consumed == {"lic": 1.0}
 
@@ -216,8 +204,8 @@ def test_a_trial_placement_changes_nothing_until_it_is_committed():
 
 
 @pytest.fixture
-def qm(tmp_path):
-    cell = Cell(str(tmp_path / "root"))
+def qm(mem_tmp_path):
+    cell = Cell(str(mem_tmp_path / "root"))
     init_cell(cell, "h1", slots=2, env={})
     q = Qmaster(cell, "h1", clock=lambda: 1_800_000_000.0)
     q.load()
@@ -252,7 +240,7 @@ def test_the_snapshot_carries_the_time_the_weights_and_the_jobs_dates(qm):
 
 
 def test_qstat_shows_the_figures_the_scheduler_orders_by(qm):
-    from minisge import views
+    from minisge.qmaster import views
 
     qm.submit(dict(REQ), 0, 0)
     qm.submit(dict(REQ, pe={"name": "smp", "ranges": [[2, 2]]}, hard_resources={"h_vmem": "1G"}), 0, 0)
@@ -267,9 +255,9 @@ def test_qstat_shows_the_figures_the_scheduler_orders_by(qm):
 
 
 def test_a_plain_qstat_listing_is_the_same_from_the_lean_reply(qm):
-    from minisge import views
-    from minisge.job import Grant, Task
     from minisge.output import qstat_out
+    from minisge.qmaster import views
+    from minisge.qmaster.job import Grant, Task
 
     qm.submit(dict(REQ), 0, 0)
     qm.submit(dict(REQ, pe={"name": "smp", "ranges": [[2, 2]]}), 0, 0)

@@ -1,12 +1,13 @@
 """Resource limits and usage (queue_conf(5) RESOURCE LIMITS, accounting(5)):
-the pure rules of minisge.limits and minisge.usage."""
+the pure rules of minisge.rules.limits and minisge.execd.usage."""
 
 from __future__ import annotations
 
 import resource
 
-from minisge import limits, usage
-from minisge.limits import INF, Action
+from minisge.execd import usage
+from minisge.rules import limits
+from minisge.rules.limits import INF, Action
 
 G = 1024 ** 3
 M = 1024 ** 2
@@ -218,6 +219,13 @@ def test_accounting_fields_in_accounting_units():
     assert f["iow"] == "0.000000" and f["cpu_pdc"] == "2.000000"
 
 
+def test_online_usage_in_qstats_units():
+    u = usage.JobUsage()
+    u.sample([proc(10, 2.0, G, io=G // 2)])
+    u.sample([proc(10, 4.0, G // 2, io=G)])
+    assert u.online() == {"cpu": 4.0, "mem": 1.0 + 1.5, "io": 1.0, "vmem": float(G // 2), "maxvmem": float(G)}
+
+
 def test_read_processes_finds_the_shepherds_session_but_not_the_shepherd(tmp_path):
     for pid, session in ((100, 100), (101, 100), (102, 999)):
         d = tmp_path / str(pid)
@@ -231,13 +239,13 @@ def test_read_processes_finds_the_shepherds_session_but_not_the_shepherd(tmp_pat
 
 
 # ------------------------------------------------------------ what reaches the execd
-def test_start_message_carries_the_lower_limits_and_the_slots_on_the_host(tmp_path):
+def test_start_message_carries_the_lower_limits_and_the_slots_on_the_host(mem_tmp_path):
     from minisge.cell import Cell
-    from minisge.cell_init import init_cell
-    from minisge.job import RUNNING, Grant, Task
-    from minisge.qmaster import Qmaster
+    from minisge.daemon.cell_init import init_cell
+    from minisge.qmaster.job import RUNNING, Grant, Task
+    from minisge.qmaster.qmaster import Qmaster
 
-    cell = Cell(str(tmp_path / "root"))
+    cell = Cell(str(mem_tmp_path / "root"))
     init_cell(cell, "h1", slots=4, env={})
     qm = Qmaster(cell, "h1")
     qm.load()
@@ -249,3 +257,4 @@ def test_start_message_carries_the_lower_limits_and_the_slots_on_the_host(tmp_pa
     msg = qm.config.start_message(job, task, "/tmp/x")
     assert msg["limits"] == {"h_cpu": 60, "s_vmem": G}
     assert msg["host_slots"] == 2 and msg["consumable_job"] == []
+    assert msg["dispatched"] == task.start_time  # the run's identity, echoed by its end report

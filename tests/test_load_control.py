@@ -1,23 +1,14 @@
 """queue_conf(5) load_thresholds, suspend_thresholds/nsuspend/suspend_interval
-and subordinate_list, as minisge.load_control decides them (pure)."""
+and subordinate_list, as minisge.qmaster.load_control decides them (pure)."""
 
 from __future__ import annotations
 
-from minisge import load_control as lc
-from minisge.config_state import ComplexIndex
-from minisge.formats import complex as complex_fmt
+from scheduler_harness import CX, load_conf, running_task
 
-CX = ComplexIndex(complex_fmt.default_complex())
+from minisge.scheduler import load_alarms as lc
+
 LOAD = {"np_load_avg": "0.082276", "load_avg": "0.164552", "num_proc": "2", "arch": "lx-amd64",
         "mem_free": "1000.000000M"}
-
-
-def conf(cq="all.q", host="h1", **kw) -> lc.QueueLoadConf:
-    return lc.QueueLoadConf(cqueue=cq, host=host, **kw)
-
-
-def task(job, start, qi="all.q@h1", slots=1, tid=1, by=()) -> lc.RunningTask:
-    return lc.RunningTask(job, tid, start, ((qi, slots),), frozenset(by))
 
 
 # ---------------------------------------------------------------- load_thresholds
@@ -54,7 +45,7 @@ def test_missing_load_value_is_an_alarm():
 
 
 def test_host_without_its_first_load_report_is_not_overloaded():
-    c = conf(load_thresholds=(("np_load_avg", "1.75"),))
+    c = load_conf(load_thresholds=(("np_load_avg", "1.75"),))
     assert lc.evaluate([c], {}, CX, [], now=0.0).alarm == {}
     assert lc.qstat_alarms(c, CX, {}) == {}
 
@@ -82,7 +73,7 @@ def test_load_adjustment_can_cause_the_alarm():
 
 
 def test_correction_factor_decays_linearly_per_slot():
-    tasks = [task(1, 100.0, slots=2), task(2, 0.0), task(3, -1000.0)]
+    tasks = [running_task(1, 100.0, slots=2), running_task(2, 0.0), running_task(3, -1000.0)]
     hosts, _glob = lc.correction_factors(tasks, 100.0 + 45.0, 450.0, {"all.q@h1": "h1"})
     # task 1: (1 - 45/450) * 2 = 1.8; task 2: 1 - 145/450 = 0.677..; task 3 decayed
     assert hosts == {"h1": int(67.77777 + int(180.0))}
@@ -99,14 +90,14 @@ def test_explain_suspend_threshold_wording():
 
 
 def test_qstat_alarms_need_nsuspend_and_interval_for_A():
-    c = conf(load_thresholds=(("num_proc", "2"),), suspend_thresholds=(("num_proc", "2"),), nsuspend=0)
+    c = load_conf(load_thresholds=(("num_proc", "2"),), suspend_thresholds=(("num_proc", "2"),), nsuspend=0)
     assert set(lc.qstat_alarms(c, CX, LOAD)) == {"a"}
-    c = conf(load_thresholds=(("num_proc", "2"),), suspend_thresholds=(("num_proc", "2"),))
+    c = load_conf(load_thresholds=(("num_proc", "2"),), suspend_thresholds=(("num_proc", "2"),))
     assert set(lc.qstat_alarms(c, CX, LOAD)) == {"a", "A"}
 
 
 def test_alarm_in_evaluation_and_scheduler_message():
-    c = conf(load_thresholds=(("num_proc", "2"),))
+    c = load_conf(load_thresholds=(("num_proc", "2"),))
     d = lc.evaluate([c], {"h1": LOAD}, CX, [], now=1000.0)
     assert d.states("all.q@h1") == "a"
     assert lc.scheduler_messages(d) == [
@@ -116,8 +107,9 @@ def test_alarm_in_evaluation_and_scheduler_message():
 def test_unknown_host_shows_au_but_the_scheduler_says_not_available():
     """qstat computes ``a`` without a load value (``au``); the scheduler drops a
     ``u`` instance before it looks at load, so no overload message."""
-    c = conf(load_thresholds=(("np_load_avg", "1.75"),), states="u")
-    assert lc.qstat_alarms(c, CX, LOAD) == {"a": ['error: no value for "np_load_avg" because execd is in unknown state']}
+    c = load_conf(load_thresholds=(("np_load_avg", "1.75"),), states="u")
+    assert lc.qstat_alarms(c, CX, LOAD) == {
+        "a": ['error: no value for "np_load_avg" because execd is in unknown state']}
     assert lc.evaluate([c], {"h1": LOAD}, CX, [], now=0.0).alarm == {}
 
 
@@ -127,11 +119,11 @@ def test_unknown_host_shows_au_but_the_scheduler_says_not_available():
 def sconf(**kw):
     base = dict(suspend_thresholds=(("num_proc", "2"),), nsuspend=1, suspend_interval=60.0, slots=4)
     base.update(kw)
-    return conf(**base)
+    return load_conf(**base)
 
 
 def test_suspend_alarm_suspends_the_task_that_started_last_at_once():
-    tasks = [task(1, 10.0), task(2, 30.0), task(3, 20.0)]
+    tasks = [running_task(1, 10.0), running_task(2, 30.0), running_task(3, 20.0)]
     d = lc.evaluate([sconf()], {"h1": LOAD}, CX, tasks, now=100.0)
     assert d.states("all.q@h1") == "A"
     assert d.suspend == [((2, 1), "threshold")]
@@ -140,7 +132,7 @@ def test_suspend_alarm_suspends_the_task_that_started_last_at_once():
 
 
 def test_next_suspension_waits_for_the_interval():
-    tasks = [task(1, 10.0), task(2, 30.0, by={"threshold"}), task(3, 20.0)]
+    tasks = [running_task(1, 10.0), running_task(2, 30.0, by={"threshold"}), running_task(3, 20.0)]
     d = lc.evaluate([sconf()], {"h1": LOAD}, CX, tasks, now=120.0, last_check={"all.q@h1": 100.0})
     assert d.suspend == [] and d.next_due == 160.0
     d = lc.evaluate([sconf()], {"h1": LOAD}, CX, tasks, now=161.0, last_check={"all.q@h1": 100.0})
@@ -148,20 +140,20 @@ def test_next_suspension_waits_for_the_interval():
 
 
 def test_nsuspend_tasks_per_interval():
-    tasks = [task(1, 10.0), task(2, 30.0), task(3, 20.0)]
+    tasks = [running_task(1, 10.0), running_task(2, 30.0), running_task(3, 20.0)]
     d = lc.evaluate([sconf(nsuspend=2)], {"h1": LOAD}, CX, tasks, now=100.0)
     assert d.suspend == [((2, 1), "threshold"), ((3, 1), "threshold")]
 
 
 def test_tasks_suspended_by_their_owner_are_not_picked():
-    tasks = [task(1, 10.0), task(2, 30.0, by={"job"})]
+    tasks = [running_task(1, 10.0), running_task(2, 30.0, by={"job"})]
     d = lc.evaluate([sconf()], {"h1": LOAD}, CX, tasks, now=100.0)
     assert d.suspend == [((1, 1), "threshold")]
 
 
 def test_below_threshold_resumes_the_longest_running_first():
     low = dict(LOAD, num_proc="8")
-    tasks = [task(1, 10.0, by={"threshold"}), task(2, 30.0, by={"threshold"}), task(3, 5.0)]
+    tasks = [running_task(1, 10.0, by={"threshold"}), running_task(2, 30.0, by={"threshold"}), running_task(3, 5.0)]
     d = lc.evaluate([sconf()], {"h1": low}, CX, tasks, now=200.0, last_check={"all.q@h1": 100.0})
     assert d.states("all.q@h1") == ""
     assert d.resume == [((1, 1), "threshold")]
@@ -170,14 +162,14 @@ def test_below_threshold_resumes_the_longest_running_first():
 
 def test_resumption_waits_for_the_interval_too():
     low = dict(LOAD, num_proc="8")
-    tasks = [task(1, 10.0, by={"threshold"})]
+    tasks = [running_task(1, 10.0, by={"threshold"})]
     d = lc.evaluate([sconf()], {"h1": low}, CX, tasks, now=130.0, last_check={"all.q@h1": 100.0})
     assert d.resume == [] and d.next_due == 160.0
 
 
 def test_removed_suspend_thresholds_resume_at_once():
-    tasks = [task(1, 10.0, by={"threshold"}), task(2, 11.0, by={"threshold"})]
-    d = lc.evaluate([conf(slots=4)], {"h1": LOAD}, CX, tasks, now=130.0, last_check={"all.q@h1": 100.0})
+    tasks = [running_task(1, 10.0, by={"threshold"}), running_task(2, 11.0, by={"threshold"})]
+    d = lc.evaluate([load_conf(slots=4)], {"h1": LOAD}, CX, tasks, now=130.0, last_check={"all.q@h1": 100.0})
     assert sorted(d.resume) == [((1, 1), "threshold"), ((2, 1), "threshold")]
 
 
@@ -186,7 +178,7 @@ def test_suspend_thresholds_skip_consumables():
 
 
 def test_manually_suspended_instance_is_left_alone():
-    d = lc.evaluate([sconf(states="s")], {"h1": LOAD}, CX, [task(1, 10.0)], now=100.0)
+    d = lc.evaluate([sconf(states="s")], {"h1": LOAD}, CX, [running_task(1, 10.0)], now=100.0)
     assert d.suspend == []
 
 
@@ -194,32 +186,32 @@ def test_manually_suspended_instance_is_left_alone():
 
 
 def test_subordinate_suspended_when_all_slots_of_the_superordinated_are_used():
-    hi = conf("high.q", slots=2, subordinates=(("low.q", 0),))
-    lo = conf("low.q", slots=2)
+    hi = load_conf("high.q", slots=2, subordinates=(("low.q", 0),))
+    lo = load_conf("low.q", slots=2)
     assert lc.subordinated([hi, lo], {"high.q@h1": 1}) == {}
     assert lc.subordinated([hi, lo], {"high.q@h1": 2}) == {"low.q@h1": "high.q@h1"}
 
 
 def test_subordinate_threshold_counts_slots():
-    hi = conf("high.q", slots=4, subordinates=(("low.q", 1),))
-    lo = conf("low.q", slots=2)
+    hi = load_conf("high.q", slots=4, subordinates=(("low.q", 1),))
+    lo = load_conf("low.q", slots=2)
     assert lc.subordinated([hi, lo], {"high.q@h1": 1}) == {"low.q@h1": "high.q@h1"}
 
 
 def test_subordination_is_per_host():
-    hi = conf("high.q", host="h1", slots=1, subordinates=(("low.q", 0),))
-    lo1, lo2 = conf("low.q", host="h1"), conf("low.q", host="h2")
+    hi = load_conf("high.q", host="h1", slots=1, subordinates=(("low.q", 0),))
+    lo1, lo2 = load_conf("low.q", host="h1"), load_conf("low.q", host="h2")
     assert set(lc.subordinated([hi, lo1, lo2], {"high.q@h1": 1})) == {"low.q@h1"}
 
 
 def test_subordinated_tasks_are_suspended_and_resumed():
-    hi = conf("high.q", slots=1, subordinates=(("low.q", 0),))
-    lo = conf("low.q", slots=2)
-    tasks = [task(1, 10.0, qi="low.q@h1"), task(2, 20.0, qi="high.q@h1")]
+    hi = load_conf("high.q", slots=1, subordinates=(("low.q", 0),))
+    lo = load_conf("low.q", slots=2)
+    tasks = [running_task(1, 10.0, qi="low.q@h1"), running_task(2, 20.0, qi="high.q@h1")]
     d = lc.evaluate([hi, lo], {"h1": LOAD}, CX, tasks, now=30.0)
     assert d.states("low.q@h1") == "S"
     assert d.suspend == [((1, 1), "subordinate")]
-    tasks = [task(1, 10.0, qi="low.q@h1", by={"subordinate"})]
+    tasks = [running_task(1, 10.0, qi="low.q@h1", by={"subordinate"})]
     d = lc.evaluate([hi, lo], {"h1": LOAD}, CX, tasks, now=40.0)
     assert d.states("low.q@h1") == "" and d.resume == [((1, 1), "subordinate")]
 
@@ -228,7 +220,7 @@ def test_subordinated_tasks_are_suspended_and_resumed():
 
 
 def test_ambiguous_instance_is_in_state_c_with_the_explain_text():
-    c = conf(ambiguous=(("slots", "@a", "@b"),))
+    c = load_conf(ambiguous=(("slots", "@a", "@b"),))
     d = lc.evaluate([c], {"h1": LOAD}, CX, [], now=0.0)
     assert d.states("all.q@h1") == "c"
     assert d.ambiguous["all.q@h1"] == ['warning: "slots" has ambiguous value ("@a", "@b")']
@@ -238,14 +230,14 @@ def test_ambiguous_instance_is_in_state_c_with_the_explain_text():
 
 
 def test_sensor_report_keeps_the_hosts_values():
-    from minisge.load_sensor import parse_report
+    from minisge.execd.load_sensor import parse_report
 
     lines = ["h1:np_load_avg:0.5", "H1:users:3", "other:np_load_avg:9", "global:lic:4", "garbage", "h1::x"]
     assert parse_report(lines, "h1") == {"np_load_avg": "0.5", "users": "3"}
 
 
 def test_local_load_sensor_wins_over_the_global_one(tmp_path):
-    from minisge.load_sensor import configured_sensors
+    from minisge.execd.load_sensor import configured_sensors
 
     (tmp_path / "configuration").write_text("load_sensor /g/sensor\n")
     assert configured_sensors(str(tmp_path), "h1") == ("/g/sensor",)
@@ -256,7 +248,7 @@ def test_local_load_sensor_wins_over_the_global_one(tmp_path):
 
 
 def test_load_override_values():
-    from minisge.load import fixed_values
+    from minisge.execd.load import fixed_values
 
     assert fixed_values("np_load_avg=0.000000, num_proc=4,bad") == {"np_load_avg": "0.000000", "num_proc": "4"}
     assert fixed_values("") == {}

@@ -5,23 +5,23 @@ from __future__ import annotations
 import doctest
 
 import pytest
+from scheduler_harness import qi, snap, task
 
-from minisge import job_order, offline, scheduler
+from minisge import offline, scheduler
 from minisge.cell import Cell
-from minisge.cell_init import init_cell
-from minisge.config_state import ComplexIndex
-from minisge.formats import complex as complex_fmt
-from minisge.qmaster import Qmaster
+from minisge.daemon.cell_init import init_cell
+from minisge.qmaster.qmaster import Qmaster
+from minisge.scheduler import job_order
 
 REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}
 
 
 @pytest.fixture
-def cell_dir(tmp_path):
+def cell_dir(mem_tmp_path):
     """A cell made as ``minisge init`` makes it (host node1, 2 slots), with
     jobs spooled through the qmaster object: a plain job, a 2-slot smp job
     (more urgent), a held job and a job for a queue that does not fit."""
-    cell = Cell(str(tmp_path / "root"))
+    cell = Cell(str(mem_tmp_path / "root"))
     init_cell(cell, "node1", slots=2, env={})
     qm = Qmaster(cell, "node1")
     qm.load()
@@ -75,8 +75,5 @@ def test_the_plain_data_examples_run():
 
 
 def test_a_plain_snapshot_plans_without_a_cell():
-    snap = scheduler.Snapshot(
-        qinstances=(scheduler.QInstance("all.q", "n1", 0, 1, 0),), hosts={"n1": scheduler.HostInfo("n1")},
-        pending=(scheduler.PendingTask(1, 1, "u"), scheduler.PendingTask(2, 1, "u", priority=5)),
-        complexes=ComplexIndex(complex_fmt.default_complex()), queue_sort_method="seqno")
-    assert offline.plan_text(scheduler.schedule(snap)).splitlines()[0] == "2.1 -> all.q@n1 (1)"
+    s = snap([qi(cq="all.q", host="n1", slots=1)], [task(1), task(2, priority=5)])
+    assert offline.plan_text(scheduler.schedule(s)).splitlines()[0] == "2.1 -> all.q@n1 (1)"

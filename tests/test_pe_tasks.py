@@ -5,17 +5,28 @@ how its usage is summed, its record, its environment, qrsh's arguments."""
 from __future__ import annotations
 
 from minisge.cli import qrsh
+from minisge.execd.pe_tasks import task_config
 from minisge.formats import accounting
-from minisge.job import Grant, Task
-from minisge.pe_task_execd import task_config
-from minisge.pe_tasks import (TaskRequest, control_messages, didnt_accept, host_view, merged_master_usage, refusal, send_failed,
-                              short_host, sum_usage, task_record, task_slots_on_host)
+from minisge.qmaster.job import Grant, Task
+from minisge.qmaster.pe_tasks import (
+    TaskRequest,
+    control_messages,
+    didnt_accept,
+    host_view,
+    merged_master_usage,
+    refusal,
+    send_failed,
+    short_host,
+    sum_usage,
+    task_record,
+    task_slots_on_host,
+)
 
 
 def _req(**kw) -> TaskRequest:
     base = dict(job_id=7, caller_uid=1000, caller="alice", job_uid=1000, owner="alice", running=True,
-                deleting=False, control_slaves=True, granted=(("node1", 2), ("node2", 2)), host="node2",
-                running_on_host=0)
+                deleting=False, control_slaves=True, job_is_first_task=True,
+                granted=(("node1", 2), ("node2", 2)), host="node2", running_on_host=0)
     base.update(kw)
     return TaskRequest(**base)
 
@@ -48,9 +59,13 @@ def test_tasks_on_a_host_are_limited_by_its_slots_less_the_masters():
     # job_is_first_task TRUE: 2 slots on the master host leave one for a task (as 8.1.9)
     assert task_slots_on_host([("node1", 2), ("node2", 2)], "node1", "node1") == 1
     assert task_slots_on_host([("node1", 2), ("node2", 2)], "node1", "node2") == 2
-    # FALSE: the scheduler granted one slot more on the master host
-    assert task_slots_on_host([("node1", 3)], "node1", "node1") == 2
     assert task_slots_on_host([("node1", 1)], "node1", "node1") == 0
+    # FALSE: the job script holds no slot, all granted ones are for tasks (8.1.9:
+    # -pe make 2 is granted 2 slots, and 2 tasks run at once beside the script)
+    assert task_slots_on_host([("node1", 2)], "node1", "node1", job_is_first_task=False) == 2
+    assert task_slots_on_host([("node1", 1)], "node1", "node1", job_is_first_task=False) == 1
+    assert refusal(_req(host="node1", running_on_host=1, job_is_first_task=False)) is None
+    assert refusal(_req(host="node1", running_on_host=2, job_is_first_task=False)) is not None
     assert refusal(_req(running_on_host=2)) is not None
     assert refusal(_req(host="node1", running_on_host=1)) is not None
     assert refusal(_req(host="node1", running_on_host=0)) is None
@@ -59,7 +74,8 @@ def test_tasks_on_a_host_are_limited_by_its_slots_less_the_masters():
 def test_messages_are_qrshs():
     assert didnt_accept(5, "node2") == \
         'error: executing task of job 5 failed: execution daemon on host "node2" didn\'t accept task'
-    assert send_failed(5, "x") == "error: executing task of job 5 failed: failed sending task to execd@x: got send error"
+    assert send_failed(5, "x") == (
+        "error: executing task of job 5 failed: failed sending task to execd@x: got send error")
     assert short_host("node2.example.com") == "node2"
 
 
@@ -150,13 +166,17 @@ def test_qrsh_errors_are_grid_engines():
     assert qrsh.parse(["-inherit", "n", "c"], {})[1:] == \
         ('error: "qrsh" called with option "-inherit", but "JOB_ID" not set in environment\n', 1)
     assert qrsh.parse(["-inherit", "n", "c"], {"JOB_ID": "x1"})[1:] == ('error: invalid "JOB_ID" x1\n', 1)
-    assert qrsh.parse(["-bogus"], ENV)[1:] == ('error: ERROR! invalid option argument "-bogus"\n', 1)
+    # 8.1.9's qrsh says it without "ERROR!" (checked against the peer, tests/golden/qrsh.unknown_option.stderr)
+    assert qrsh.parse(["-bogus"], ENV)[1:] == ('error: invalid option argument "-bogus"\n', 1)
 
 
-def test_qrsh_without_inherit_is_not_supported_and_says_so():
+def test_qrsh_without_inherit_is_no_pe_task_but_an_interactive_job():
+    # the -inherit parser refuses it; main runs it as an interactive job (tests/test_interactive.py)
     req, err, rc = qrsh.parse(["node2", "hostname"], ENV)
-    assert req is None and rc == 1 and "not supported" in err
+    assert req is None and rc == 1 and "interactive job" in err
     assert qrsh.parse([], ENV)[2] == 1
+    assert qrsh.split_command(["-now", "n", "-nostdin", "node2", "hostname"]) == (["-now", "n", "-nostdin"],
+                                                                                  ["node2", "hostname"])
 
 
 def test_suspend_and_resume_go_to_each_host_running_slave_tasks_once_with_its_method():

@@ -53,7 +53,7 @@ def record(line: str) -> dict:
     values = line.rstrip("\n").split(":")
     assert len(values) == len(FIELDS)
     out = {}
-    for name, value in zip(FIELDS, values):
+    for name, value in zip(FIELDS, values, strict=True):
         if name in STRINGS:
             out[name] = value
         elif name in INTEGERS:

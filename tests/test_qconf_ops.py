@@ -9,10 +9,10 @@ import pwd
 
 import pytest
 
-from minisge import qconf_ops
 from minisge.cell import Cell
-from minisge.cell_init import init_cell
-from minisge.qmaster import Qmaster
+from minisge.daemon.cell_init import init_cell
+from minisge.qmaster import qconf as qconf_side
+from minisge.qmaster.qmaster import Qmaster
 
 HOST = "testhost"
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
@@ -24,8 +24,8 @@ def golden(name: str) -> str:
 
 
 @pytest.fixture
-def qm(tmp_path):
-    cell = Cell(str(tmp_path / "root"))
+def qm(mem_tmp_path):
+    cell = Cell(str(mem_tmp_path / "root"))
     init_cell(cell, HOST, 2)
     m = Qmaster(cell, HOST)
     m.load()
@@ -41,7 +41,7 @@ class Run:
         self.qm = qm
 
     def __call__(self, cmd, *args, text=None, path="FILE", uid=0):
-        return qconf_ops.handle(self.qm, {"cmd": cmd, "args": list(args), "text": text, "path": path}, uid)
+        return qconf_side.handle(self.qm, {"cmd": cmd, "args": list(args), "text": text, "path": path}, uid)
 
 
 @pytest.fixture
@@ -175,7 +175,8 @@ def test_modify_queue_from_file(qm, qconf):
 
 
 def test_modify_unknown_queue(qconf):
-    assert qconf("-Mq", text=new_queue(qconf, "nosuch.q")) == ("", 'denied: cluster queue "nosuch.q" does not exist\n', 1)
+    assert qconf("-Mq", text=new_queue(qconf, "nosuch.q")) == (
+        "", 'denied: cluster queue "nosuch.q" does not exist\n', 1)
 
 
 def test_delete_queue(qm, qconf):
@@ -218,7 +219,8 @@ def test_mattr_unknown_attribute(qconf):
 
 def test_mattr_unknown_queue_and_object(qconf):
     assert qconf("-mattr", "queue", "slots", "4", "nosuchq")[1] == 'denied: cluster queue "nosuchq" does not exist\n'
-    assert qconf("-mattr", "nosuchobj", "slots", "1", "all.q")[1] == 'Modification of object "nosuchobj" not supported\n'
+    assert qconf("-mattr", "nosuchobj", "slots", "1", "all.q")[1] == (
+        'Modification of object "nosuchobj" not supported\n')
     assert qconf("-mattr", "queue", "qname", "foo", "all.q")[1] == "qconf: cannot change qname\n"
 
 
@@ -229,8 +231,10 @@ def test_mattr_none_on_a_list(qconf):
 
 def test_aattr_and_dattr_of_list_values(qconf):
     out = qconf("-aattr", "queue", "pe_list", "smp", "all.q")
-    assert out[0] == f'No modification because "smp" already exists in "pe_list" of "all.q"\nroot@{HOST} modified "all.q" in cluster queue list\n'
-    assert qconf("-dattr", "queue", "pe_list", "smp", "all.q")[0] == golden("qconf_-dattr_queue_pe_list_smp_all.q").replace("vm", HOST)
+    assert out[0] == (f'No modification because "smp" already exists in "pe_list" of "all.q"\n'
+                      f'root@{HOST} modified "all.q" in cluster queue list\n')
+    assert qconf("-dattr", "queue", "pe_list", "smp", "all.q")[0] == (
+        golden("qconf_-dattr_queue_pe_list_smp_all.q").replace("vm", HOST))
     assert "pe_list               make\n" in queue_text(qconf)
     out = qconf("-dattr", "queue", "pe_list", "smp", "all.q")[0]
     assert out.startswith('"smp" does not exist in "pe_list" of "all.q"\n')
@@ -239,7 +243,8 @@ def test_aattr_and_dattr_of_list_values(qconf):
 
 
 def test_aattr_of_unknown_pe(qm, qconf):
-    assert qconf("-aattr", "queue", "pe_list", "nosuchpe", "all.q") == ("", 'Parallel environment "nosuchpe" does not exist\n', 1)
+    assert qconf("-aattr", "queue", "pe_list", "nosuchpe", "all.q") == (
+        "", 'Parallel environment "nosuchpe" does not exist\n', 1)
     assert "nosuchpe" not in queue_text(qconf)
 
 
@@ -251,7 +256,8 @@ def test_mattr_of_name_value_lists(qconf):
     assert qconf("-dattr", "queue", "complex_values", "h_vmem", "all.q", path="P")[2] == 1
     qconf("-dattr", "queue", "complex_values", "h_vmem=0", "all.q")
     assert "complex_values        h_rt=10\n" in queue_text(qconf)
-    assert qconf("-aattr", "queue", "complex_values", "nosuch=2G", "all.q")[1] == 'Complex attribute "nosuch" does not exist\n'
+    assert qconf("-aattr", "queue", "complex_values", "nosuch=2G", "all.q")[1] == (
+        'Complex attribute "nosuch" does not exist\n')
 
 
 def test_mattr_of_an_empty_list_adds(qconf):
@@ -274,7 +280,8 @@ def test_mattr_of_a_pe(qm, qconf):
     assert qconf("-mattr", "pe", "slots", "5", "smp")[0] == f'root@{HOST} modified "smp" in parallel environment list\n'
     assert qm.config.pes["smp"].slots == 5
     assert qconf("-aattr", "pe", "user_lists", "nosuchacl", "smp")[1] == 'Userset "nosuchacl" does not exist\n'
-    assert qconf("-mattr", "pe", "slots", "5", "nosuchpe")[1] == 'denied: parallel environment "nosuchpe" does not exist\n'
+    assert qconf("-mattr", "pe", "slots", "5", "nosuchpe")[1] == (
+        'denied: parallel environment "nosuchpe" does not exist\n')
 
 
 def test_mattr_of_an_exec_host(qm, qconf):
@@ -328,7 +335,8 @@ def test_userset_add_show_modify(qconf):
 
 
 def test_userset_missing_attribute(qconf):
-    assert qconf("-Au", text="name lab\n") == ("", 'error: required attribute "type" is missing\nerror reading in file\n', 1)
+    assert qconf("-Au", text="name lab\n") == (
+        "", 'error: required attribute "type" is missing\nerror reading in file\n', 1)
 
 
 def test_add_and_delete_users_of_a_list(qm, qconf):
@@ -348,11 +356,13 @@ def test_au_creates_a_missing_list(qm, qconf):
 def test_userset_in_use_cannot_be_deleted(qconf):
     qconf("-Au", text=ACL)
     qconf("-aattr", "pe", "user_lists", "lab", "smp")
-    assert qconf("-dul", "lab")[1] == 'denied: userset "lab" is still referenced in user list of parallel environment "smp"\n'
+    assert qconf("-dul", "lab")[1] == (
+        'denied: userset "lab" is still referenced in user list of parallel environment "smp"\n')
 
 
 def test_au_needs_an_operator(qconf):
-    assert qconf("-au", "u1", "arusers", uid=nobody_uid())[1] == 'denied: "nobody" must be operator for this operation\n'
+    assert qconf("-au", "u1", "arusers", uid=nobody_uid())[1] == (
+        'denied: "nobody" must be operator for this operation\n')
 
 
 # --------------------------------------------------------------------- host groups
@@ -369,7 +379,8 @@ def test_hostgroup_add_modify_delete(qm, qconf):
 
 
 def test_hostgroup_references(qconf):
-    assert qconf("-Ahgrp", text="group_name @g2\nhostlist @nosuch\n")[1] == 'denied: host group "@nosuch" does not exist\n'
+    assert qconf("-Ahgrp", text="group_name @g2\nhostlist @nosuch\n")[1] == (
+        'denied: host group "@nosuch" does not exist\n')
     assert qconf("-Ahgrp", text="group_name @g2\nhostlist no-such-host.invalid\n")[1] == \
         'unable to resolve host "no-such-host.invalid"\n'
 

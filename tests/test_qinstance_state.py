@@ -1,6 +1,17 @@
-"""queue_conf(5) initial_state: the state a queue instance starts in (minisge.qinstance_state)."""
+"""queue_conf(5) initial_state: the state a queue instance starts in (minisge.rules.initial_state)."""
 
-from minisge import qinstance_state as qs
+import json
+import os
+
+import attrs
+import pytest
+
+from minisge.cell import Cell
+from minisge.daemon.cell_init import init_cell
+from minisge.formats import queue_conf
+from minisge.qmaster.config_state import ConfigState
+from minisge.qmaster.spool import QmasterSpool
+from minisge.rules import initial_state as qs
 
 
 def test_disabled_sets_d():
@@ -36,59 +47,66 @@ def test_appeared_and_vanished_instances():
     assert qs.vanished(before, after) == ["a.q@h1"]
 
 
-class _Conf:
-    def __init__(self, qname):
-        self.qname = qname
+# ---------------------------------------------------------------- on the qmaster's ConfigState
 
 
-class _Config:
-    """What qinstance_state reads of the qmaster's configuration."""
-
-    def __init__(self, instances, initial, states=None):
-        self.instances = instances  # [(qname, host)]
-        self.initial = initial  # qname -> initial_state
-        self.cqueues = {q: _Conf(q) for q, _h in instances}
-        self.qi_states = dict(states or {})
-        self.qi_messages = {}
-        self.saved = 0
-
-    def queue_instances(self):
-        return [(self.cqueues[q], h) for q, h in self.instances]
-
-    def qvalue(self, conf, attr, host):
-        assert attr == "initial_state"
-        return self.initial[conf.qname]
-
-    def save_qi_states(self):
-        self.saved += 1
+@pytest.fixture
+def config(tmp_path):
+    """A real cell's configuration; all.q (on h1) is left out of the way."""
+    cell = Cell(str(tmp_path / "root"))
+    init_cell(cell, "h1", slots=1, env={})
+    cfg = ConfigState(QmasterSpool(cell), "h1")
+    cfg.load()
+    cfg.remove_object("cqueues", "all.q")
+    cfg.qi_states.clear()
+    return cfg
 
 
-def test_a_new_queue_instance_gets_its_initial_state():
-    cfg = _Config([("a.q", "h1")], {"a.q": "disabled"})
-    before = qs.qinstance_names(cfg)
-    cfg.instances.append(("a.q", "h2"))
-    qs.qinstances_changed(cfg, before)
-    assert cfg.qi_states == {"a.q@h2": "d"}  # the existing instance is not touched
-    assert cfg.saved == 1
+def put_queue(cfg, name, hosts, initial):
+    q = attrs.evolve(queue_conf.template(name), hostlist=tuple(hosts),
+                     initial_state=queue_conf.HostValues(initial))
+    cfg.spool.write_object("cqueues", name, queue_conf.write(q))
+    cfg.put_object("cqueues", name, q)
 
 
-def test_a_vanished_instance_loses_its_states():
-    cfg = _Config([("a.q", "h1"), ("a.q", "h2")], {"a.q": "default"}, {"a.q@h2": "dE"})
-    cfg.qi_messages["a.q@h2"] = ["error"]
-    before = qs.qinstance_names(cfg)
-    cfg.instances.remove(("a.q", "h2"))
-    qs.qinstances_changed(cfg, before)
-    assert cfg.qi_states == {} and cfg.qi_messages == {}
+def spooled_states(cfg):
+    with open(os.path.join(cfg.spool.dir, "qinstance_states"), encoding="utf-8") as f:
+        return json.load(f)["states"]
 
 
-def test_nothing_changed_nothing_spooled():
-    cfg = _Config([("a.q", "h1")], {"a.q": "enabled"}, {"a.q@h1": "d"})
-    qs.qinstances_changed(cfg, qs.qinstance_names(cfg))
-    assert cfg.qi_states == {"a.q@h1": "d"} and cfg.saved == 0
+def test_a_new_queue_instance_gets_its_initial_state(config):
+    put_queue(config, "a.q", ["h1"], "disabled")
+    assert config.qi_states == {"a.q@h1": "d"}
+    config.set_qi_states("a.q@h1", "")  # qmod -e
+    put_queue(config, "a.q", ["h1", "h2"], "disabled")
+    assert config.qi_states == {"a.q@h2": "d"}  # the existing instance is not touched
+    assert spooled_states(config) == {"a.q@h2": "d"}
 
 
-def test_execd_start_applies_the_initial_state_on_its_host_only():
-    cfg = _Config([("a.q", "h1"), ("b.q", "h1"), ("a.q", "h2")], {"a.q": "enabled", "b.q": "disabled"},
-                  {"a.q@h1": "d", "a.q@h2": "d"})
-    qs.execd_started(cfg, "h1")
-    assert cfg.qi_states == {"b.q@h1": "d", "a.q@h2": "d"}
+def test_a_vanished_instance_loses_its_states(config):
+    put_queue(config, "a.q", ["h1", "h2"], "default")
+    config.set_qi_states("a.q@h2", "dE")
+    config.qi_messages["a.q@h2"] = ["error"]
+    put_queue(config, "a.q", ["h1"], "default")
+    assert config.qi_states == {} and config.qi_messages == {}
+
+
+def test_nothing_changed_nothing_spooled(config):
+    put_queue(config, "a.q", ["h1"], "enabled")
+    config.set_qi_states("a.q@h1", "d")
+    path = os.path.join(config.spool.dir, "qinstance_states")
+    if os.path.exists(path):
+        os.unlink(path)
+    config.qinstances_changed(config.qinstance_names())
+    assert config.qi_states == {"a.q@h1": "d"}
+    assert not os.path.exists(os.path.join(config.spool.dir, "qinstance_states"))
+
+
+def test_execd_start_applies_the_initial_state_on_its_host_only(config):
+    put_queue(config, "a.q", ["h1", "h2"], "enabled")
+    put_queue(config, "b.q", ["h1"], "disabled")
+    config.qi_states.update({"a.q@h1": "d", "a.q@h2": "d"})
+    config.set_qi_states("b.q@h1", "")  # qmod -e since
+    config.execd_started("h1")
+    assert config.qi_states == {"b.q@h1": "d", "a.q@h2": "d"}
+    assert spooled_states(config) == {"b.q@h1": "d", "a.q@h2": "d"}

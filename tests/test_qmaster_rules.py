@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from minisge.cell import Cell
-from minisge.cell_init import init_cell
-from minisge.config_state import RequestError
-from minisge.qmaster import Qmaster
+from minisge.daemon.cell_init import init_cell
+from minisge.qmaster.config_state import RequestError
+from minisge.qmaster.qmaster import Qmaster
 
 
 @pytest.fixture
-def qm(tmp_path):
-    cell = Cell(str(tmp_path / "root"))
+def qm(mem_tmp_path):
+    cell = Cell(str(mem_tmp_path / "root"))
     init_cell(cell, "h1", slots=2, env={})
     q = Qmaster(cell, "h1")
     q.load()
@@ -71,3 +71,13 @@ def test_a_task_its_execd_does_not_know_goes_back_to_pending_once(qm):
     again = Qmaster(qm.cell, "h1")
     again.load()
     assert again.jobs[jid].pending == [1]
+
+
+async def test_changes_gather_into_one_wakeup_of_the_scheduler(qm):
+    assert not qm.wake_scheduler.is_set()  # the Qmaster's own event, before any daemon runs
+    qm.changed()
+    qm.changed()
+    await qm.wait_changed()
+    assert not qm.wake_scheduler.is_set()  # a new one, for the changes after this pass
+    qm.changed()
+    await qm.wait_changed()

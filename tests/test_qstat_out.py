@@ -499,3 +499,116 @@ def test_memory_and_cpu_time_formats():
     assert q.format_memory(512) == "512.000"
     assert q.format_memory(2 * 1024**4) == "2.000T"
     assert q.format_cpu_time(3 * 86400 + 61) == "72:01:01"
+
+
+def _capture(name: str) -> str:
+    """A capture with the ``# command:`` header (tests/integration/golden.py)."""
+    head, sep, text = golden(name).partition("# ----\n")
+    assert sep, name
+    return text
+
+
+T_52 = 1795416924  # Mon Nov 23 06:55:24 2026
+
+
+def test_j_shell_list_env_list_and_time_requests_in_seconds():
+    # qsub -h -N d3rich -v FOO=bar,EMPTY -l h_rt=1:00:00,h_vmem=1G -soft -l s_rt=100 -hard
+    # d3rich.sh, whose "#$ -S /bin/bash" gives the shell_list
+    d = detail(52, "d3rich", T_52, uid=1003, gid=1003, sge_o_workdir="/tmp", script_file="/tmp/d3rich.sh",
+               job_type=None, shell_list=[(None, "/bin/bash")],
+               env_list=[("TERM", None), ("FOO", "bar"), ("EMPTY", None)],
+               hard_resource_list=[("h_rt", "3600"), ("h_vmem", "1G")], soft_resource_list=[("s_rt", "100")])
+    assert q.format_job_detail(d) == _capture("qstat_-j_JOBID.shell_env_resources")
+
+
+def test_j_shell_list_of_S_on_the_command_line():
+    d = detail(53, "d3S", T_52, uid=1003, gid=1003, sge_o_workdir="/tmp", script_file="/tmp/d3rich.sh",
+               job_type=None, shell_list=[(None, "/bin/sh")])
+    assert q.format_job_detail(d) == _capture("qstat_-j_JOBID.shell_S")
+
+
+def test_j_shell_list_with_a_host():
+    assert "shell_list:                 node1:/bin/csh,NONE:/bin/sh\n" in q.format_job_detail(
+        detail(1, "x", T_52, shell_list=[("node1", "/bin/csh"), (None, "/bin/sh")]))
+
+
+def _peer_env(*extra):
+    """The environment 8.1.9's qsub gave sgetest's jobs on the peer, from /tmp."""
+    return [["__SGE_PREFIX__O_HOME", "/home/sgetest"], ["__SGE_PREFIX__O_LOGNAME", "sgetest"],
+            ["__SGE_PREFIX__O_PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"],
+            ["__SGE_PREFIX__O_SHELL", "/bin/bash"], ["__SGE_PREFIX__O_MAIL", "/var/mail/sgetest"],
+            ["TERM", None], ["__SGE_PREFIX__O_HOST", "vm"], ["__SGE_PREFIX__O_WORKDIR", "/tmp"], *extra]
+
+
+def test_j_xml_of_a_job_with_S_env_and_resources():
+    d = detail(52, "d3rich", T_52, uid=1003, gid=1003, sge_o_workdir="/tmp", script_file="/tmp/d3rich.sh",
+               job_type=None, shell_list=[(None, "/bin/bash")],
+               xml={"hard_requests": [["h_rt", 3, "3600", 3600.0], ["h_vmem", 4, "1G", 1024.0**3]],
+                    "soft_requests": [["s_rt", 3, "100", 100.0]],
+                    "env": _peer_env(["FOO", "bar"], ["EMPTY", None]), "type": 0})
+    assert q.format_job_details_xml([d]) == _capture("qstat_-j_JOBID_-xml.shell_env_resources")
+
+
+def test_j_xml_of_a_job_with_every_option():
+    d = detail(308, "d3all", 1795418462, uid=1003, gid=1003, sge_o_workdir="/tmp", account="d3acct",
+               merge=True, project="d3prj", notify=True, stdout_path_list=[(None, "/tmp/d3o")],
+               hard_queue_list=["all.q"], soft_queue_list=["all.q"], job_args=["hello", "world"],
+               script_file="/bin/echo", context=[("ctx", "1")], cwd="/tmp", stderr_path_list=[(None, "/tmp/d3e")],
+               jid_predecessor_list=[144], jid_predecessor_request=["144"], execution_time=1893456000,
+               reserve=True, priority=-10, master_hard_queue_list=["all.q"], pe="smp", array=(1, 3, 2),
+               task_concurrency=2,
+               xml={"hard_requests": [["h_rt", 3, "100", 100.0]], "env": _peer_env(["A", "1"]),
+                    "mail_options": 1572864, "restart": 1, "pe_ranges": [[1, 2]], "type": 192,
+                    "mail_list_given": True})  # -M: a "mail_list" element list (qsub's default one is unnamed)
+    dropped = ['queue instance "all.q@vm" dropped because it is overloaded: np_load_avg=3.528564 '
+               "(no load adjustment) >= 1.75", "All queues dropped because of overload or full"]
+    out = q.format_job_details_xml([d], dropped, {308: ["Job is in hold state"]})
+    assert out == _capture("qstat_-j_JOBID_-xml.all_options")
+
+
+def test_j_without_ids_lists_a_held_job_under_its_hold_and_a_waiting_one_under_dependencies():
+    dropped = ['queue instance "all.q@vm" dropped because it is overloaded: np_load_avg=3.824463 '
+               "(no load adjustment) >= 1.75", "All queues dropped because of overload or full"]
+    out = q.format_scheduling_summary(dropped, [("Jobs dropped because of hold state", [308]),
+                                                ("Job dropped because of job dependencies", [314])])
+    assert out == _capture("qstat_-j.hold_and_dependency")
+
+
+T_315 = 1795419098  # Mon Nov 23 07:31:38 2026
+T_315_START = 1795419453
+
+
+def _job_315(**extra):
+    """The peer's job 315 (qsub -t 1-2 -N d3usage -b y /bin/sleep 40; qalter -p 1000), both tasks
+    running, task 2's usage reported, task 1's not yet."""
+    vmem = 3112960.0
+    usage2 = {"cpu": 0.0, "mem": 0.0, "io": 0.00003, "vmem": vmem, "maxvmem": vmem}
+    return detail(315, "d3usage", T_315, uid=1003, gid=1003, priority=1000, job_args=["40"],
+                  script_file="/bin/sleep", array=(1, 2, 1),
+                  tasks=[{"task_number": 1, "running": True, "cpu": 0.0, "mem": 0.0, "io": 0.0},
+                         {"task_number": 2, "running": True, **usage2}],
+                  xml={"env": _peer_env()[:7] + [["__SGE_PREFIX__O_WORKDIR", "/home/sgetest"]], "type": 192,
+                       "nurg": 0.136327,
+                       "ja_tasks": [{"task_number": 1, "start_time": T_315_START, "usage": None, "ntix": 0.5},
+                                    {"task_number": 2, "start_time": T_315_START, "usage": usage2, "ntix": 0.5}]},
+                  **extra)
+
+
+def test_j_labels_every_running_tasks_usage_and_binding():
+    out = q.format_job_detail(_job_315(), ['queue instance "all.q@vm" dropped because it is full'])
+    assert out == _capture("qstat_-j_JOBID.array_usage")
+
+
+def test_j_xml_shows_the_running_tasks_and_their_reported_usage():
+    out = q.format_job_details_xml([_job_315()], ['queue instance "all.q@vm" dropped because it is full'])
+    assert out == _capture("qstat_-j_JOBID_-xml.array_usage")
+
+
+def test_ext_shows_na_until_a_running_tasks_usage_is_reported():
+    # the peer's job 315 (tests/golden/qstat_-ext.array_usage, whose other lines are other jobs')
+    ext = {"ntckts": 0.5, "department": "defaultdepartment"}
+    run = dict(ext, queue="all.q@vm", start_time=T_315_START, state="r")
+    jobs = [dict(job(315, "d3usage", 0.31816, "r", T_315), array=True, **ext,
+                 tasks=[dict(run, task_number=1), dict(run, task_number=2, cpu=0.0, mem=0.0, io=0.00003)])]
+    want = _capture("qstat_-ext.array_usage").splitlines(keepends=True)
+    assert q.format_job_list(jobs, ext=True).splitlines(keepends=True) == want[:4]

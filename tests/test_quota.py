@@ -3,19 +3,21 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 import attrs
-from hypothesis import given, settings
+import scheduler_harness
+from hypothesis import given
 from hypothesis import strategies as st
+from scheduler_harness import pe, snap, task
 
-from minisge import quota, scheduler
+from minisge import scheduler
 from minisge.cli import qquota as qquota_cli
-from minisge.config_state import ComplexIndex
 from minisge.formats import complex as complex_fmt
 from minisge.formats import resource_quota as rq
-from minisge.quota import QquotaQuery, QuotaContext, QuotaLedger, QuotaRequest
-from minisge.scheduler import PE, HostInfo, PendingTask, QInstance, Snapshot
+from minisge.scheduler import ComplexIndex, quota
+from minisge.scheduler.quota import QquotaQuery, QuotaContext, QuotaLedger, QuotaRequest
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 
@@ -266,73 +268,66 @@ def test_a_non_consumable_limit_caps_the_request():
 # --------------------------------------------------------------------------- the scheduler
 
 
-def qinst(cq="all.q", host="h1", slots=4, used=0) -> QInstance:
-    return QInstance(cq, host, 0, slots, used, pe_list=("mpi", "fill"), values={"qname": cq, "hostname": host})
+qi = functools.partial(scheduler_harness.qi, pe_list=("mpi", "fill"))  # the PEs of this module's cell
+MPI = pe("mpi", "$pe_slots", 99)
+FILL = pe("fill", "$fill_up", 99)
 
 
-def snapshot(qis, pending, rule_sets, running=(), **kw) -> Snapshot:
-    return Snapshot(
-        qinstances=tuple(qis), hosts={q.host: HostInfo(q.host) for q in qis}, pending=tuple(pending),
-        complexes=CX, queue_sort_method="seqno", pes={"mpi": PE("mpi", 99, 0)},
-        quotas=ctx(rule_sets, running), **kw,
-    )
-
-
-def ptask(job, owner="alice", **kw) -> PendingTask:
-    return PendingTask(job_id=job, task_id=1, owner=owner, **kw)
+def snapshot(qis, pending, rule_sets, running=(), **kw):
+    """A snapshot with PE mpi and the resource quota sets ``rule_sets``."""
+    return snap(qis, pending, pes=[MPI], quotas=ctx(rule_sets, running), **kw)
 
 
 def test_two_jobs_that_fit_alone_but_not_together_do_not_both_start():
-    plan = scheduler.schedule(snapshot([qinst()], [ptask(1), ptask(2)], [rqs("cap", "users {*} to slots=1")]))
+    pending = [task(1, owner="alice"), task(2, owner="alice")]
+    plan = scheduler.schedule(snapshot([qi()], pending, [rqs("cap", "users {*} to slots=1")]))
     assert [d.job_id for d in plan.dispatches] == [1]
     assert 'cannot run because it exceeds limit "alice/////" in rule "cap/1"' in plan.reasons[2]
 
 
 def test_one_users_limit_leaves_other_users_jobs_running():
-    pending = [ptask(1), ptask(2), ptask(3, "bob")]
-    plan = scheduler.schedule(snapshot([qinst()], pending, [rqs("cap", "users {*} to slots=1")]))
+    pending = [task(1, owner="alice"), task(2, owner="alice"), task(3, owner="bob")]
+    plan = scheduler.schedule(snapshot([qi()], pending, [rqs("cap", "users {*} to slots=1")]))
     assert sorted(d.job_id for d in plan.dispatches) == [1, 3]
 
 
 def test_running_jobs_count_against_the_quota():
-    plan = scheduler.schedule(snapshot([qinst(used=1)], [ptask(1)], [rqs("cap", "users {*} to slots=1")],
+    plan = scheduler.schedule(snapshot([qi(used=1)], [task(1, owner="alice")], [rqs("cap", "users {*} to slots=1")],
                                        running=[req("alice")]))
     assert plan.dispatches == []
 
 
 def test_a_quota_on_one_host_sends_the_job_to_another():
-    plan = scheduler.schedule(snapshot([qinst(host="h1"), qinst(host="h2")], [ptask(1)],
+    plan = scheduler.schedule(snapshot([qi(host="h1"), qi(host="h2")], [task(1, owner="alice")],
                                        [rqs("h1cap", "hosts h1 to slots=0")]))
     assert plan.dispatches[0].granted == [("all.q", "h2", 1)]
 
 
 def test_a_parallel_job_counts_all_its_slots_and_its_pe():
     s = [rqs("pecap", "pes mpi to slots=3")]
-    big = ptask(1, pe=("mpi", ((4, 4),)))
-    small = ptask(2, pe=("mpi", ((2, 3),)))
-    plan = scheduler.schedule(snapshot([qinst(slots=8)], [big, small], s))
+    big = task(1, owner="alice", pe=("mpi", ((4, 4),)))
+    small = task(2, owner="alice", pe=("mpi", ((2, 3),)))
+    plan = scheduler.schedule(snapshot([qi(slots=8)], [big, small], s))
     assert [(d.job_id, d.granted) for d in plan.dispatches] == [(2, [("all.q", "h1", 3)])]
 
 
 def test_a_parallel_job_over_several_hosts_counts_its_slots_together():
-    qis = [qinst(host="h1", slots=2), qinst(host="h2", slots=2)]
-    job = ptask(1, pe=("fill", ((2, 6),)))
-    s = Snapshot(qinstances=tuple(qis), hosts={q.host: HostInfo(q.host) for q in qis}, pending=(job,),
-                 complexes=CX, queue_sort_method="seqno", pes={"fill": PE("fill", 99, 0, "$fill_up")},
-                 quotas=ctx([rqs("cap", "to slots=3")]))
+    qis = [qi(host="h1", slots=2), qi(host="h2", slots=2)]
+    job = task(1, owner="alice", pe=("fill", ((2, 6),)))
+    s = snap(qis, [job], pes=[FILL], quotas=ctx([rqs("cap", "to slots=3")]))
     plan = scheduler.schedule(s)
     assert sum(n for _cq, _h, n in plan.dispatches[0].granted) == 3
 
 
 def test_a_project_limit_does_not_block_the_same_users_other_project():
     s = [rqs("prj", "projects {a} to slots=1")]
-    pending = [ptask(1, project="a"), ptask(2, project="a"), ptask(3, project="b")]
-    plan = scheduler.schedule(snapshot([qinst()], pending, s))
+    pending = [task(j, owner="alice", project=p) for j, p in ((1, "a"), (2, "a"), (3, "b"))]
+    plan = scheduler.schedule(snapshot([qi()], pending, s))
     assert sorted(d.job_id for d in plan.dispatches) == [1, 3]
 
 
 def test_without_quotas_the_snapshot_schedules_as_before():
-    s = Snapshot(qinstances=(qinst(),), hosts={"h1": HostInfo("h1")}, pending=(ptask(1),), complexes=CX)
+    s = snap([qi()], [task(1, owner="alice")], complexes=CX)
     assert len(scheduler.schedule(s).dispatches) == 1
 
 
@@ -366,24 +361,20 @@ def scenarios(draw):
     for j in range(1, draw(st.integers(1, 8)) + 1):
         pe = draw(st.sampled_from([None, None, ("mpi", ((1, 3),)), ("fill", ((2, 6),))]))
         requests = draw(st.sampled_from([{}, {"virtual_free": "1G"}, {"vf": "2G"}]))
-        pending.append(ptask(j, draw(users), project=draw(projects), pe=pe, requests=requests))
+        pending.append(task(j, owner=draw(users), project=draw(projects), pe=pe, requests=requests))
     running = [req(draw(users), draw(st.sampled_from(["h1", "h2"])), draw(st.integers(1, 2)),
                    draw(projects)) for _ in range(draw(st.integers(0, 3)))]
     return rule_sets, pending, running
 
 
-@settings(max_examples=150, deadline=None)
 @given(scenarios())
 def test_no_plan_ever_exceeds_a_quota(scenario):
     rule_sets, pending, running = scenario
-    qis = [qinst("all.q", "h1", 4), qinst("all.q", "h2", 4), qinst("b.q", "h1", 2)]
+    qis = [qi("all.q", "h1", 4), qi("all.q", "h2", 4), qi("b.q", "h1", 2)]
     hv = {"h1": {"num_proc": 2.0}, "h2": {"num_proc": 3.0}}
     c = QuotaContext(sets=tuple(rule_sets), complexes=CX, running=tuple(running),
                      acls={"staff": ("alice", "carol")}, host_values=hv)
-    snap = Snapshot(qinstances=tuple(qis), hosts={q.host: HostInfo(q.host) for q in qis},
-                    pending=tuple(pending), complexes=CX, queue_sort_method="seqno",
-                    pes={"mpi": PE("mpi", 99, 0), "fill": PE("fill", 99, 0, "$fill_up")}, quotas=c)
-    plan = scheduler.schedule(snap)
+    plan = scheduler.schedule(snap(qis, pending, pes=[MPI, FILL], quotas=c))
     by_job = {t.job_id: t for t in pending}
     placed = []
     for d in plan.dispatches:
@@ -428,7 +419,8 @@ def test_qquota_shows_the_callers_own_usage_of_a_per_user_rule():
 def test_qquota_shows_a_plain_filter_as_configured():
     s = [rqs("grp", "users alice,!bob hosts {h1} to slots=9")]
     rows = qquota_rows(s, [req("alice", "h1", 2)])
-    assert qquota_cli.format_text(rows).splitlines()[2] == "grp/1              slots=2/9            users alice,!bob hosts h1"
+    line = "grp/1              slots=2/9            users alice,!bob hosts h1"
+    assert qquota_cli.format_text(rows).splitlines()[2] == line
     xml = qquota_cli.format_xml(rows)
     assert "   <users>alice</users>\n   <xusers>bob</xusers>\n   <hosts>h1</hosts>\n" in xml
 

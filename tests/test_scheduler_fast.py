@@ -1,23 +1,21 @@
-"""The fast path of a scheduling pass (minisge.sched_cache, sched_order)
+"""The fast path of a scheduling pass (minisge.scheduler.category_cache, dispatch_order)
 against the plain reference path (caches off): the same plan -- the same
 dispatches in the same order and the same reasons -- on random small
 snapshots; and the early exit of a full cluster keeps qstat -j's reasons."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scheduler_harness import complexes, host, pe, qi, snap, task
 
-from minisge import job_order, quota, sched_cache, sched_order, scheduler
-from minisge.config_state import ComplexIndex
+from minisge import scheduler
 from minisge.formats import access_list
-from minisge.formats import complex as complex_fmt
 from minisge.formats import resource_quota as rq
-from minisge.scheduler import PE, HostInfo, PendingTask, QInstance, Snapshot
+from minisge.scheduler import dispatch_order, job_order, quota
 
 EXTRA = """\
 lic       lic  INT    <=   YES    YES 0 0
@@ -30,21 +28,11 @@ dlic      dlic INT    <=   YES    YES 1 0
 exclusive excl BOOL   EXCL YES    YES 0 1000
 gpu       gpu  INT    <=   FORCED YES 0 0
 """
-STATIC_CX = ComplexIndex(complex_fmt.parse(complex_fmt.DEFAULT_COMPLEX_TEXT + EXTRA))
-DYNAMIC_CX = ComplexIndex(complex_fmt.parse(complex_fmt.DEFAULT_COMPLEX_TEXT + EXTRA + DYNAMIC))
+STATIC_CX = complexes(EXTRA)
+DYNAMIC_CX = complexes(EXTRA + DYNAMIC)
 ACLS = {"staff": access_list.AccessList(name="staff", entries=("alice", "@wheel"))}
 HOSTS = ("h1", "h2", "h3")
 CQUEUES = ("a.q", "b.q")
-
-
-@contextlib.contextmanager
-def caches(on: bool):
-    was = sched_cache.ENABLED
-    sched_cache.ENABLED = on
-    try:
-        yield
-    finally:
-        sched_cache.ENABLED = was
 
 
 def plain(plan) -> tuple:
@@ -55,16 +43,16 @@ def plain(plan) -> tuple:
 def qinstances(draw):
     out = []
     for seq, cq in enumerate(CQUEUES):
-        for host in HOSTS:
+        for h in HOSTS:
             slots = draw(st.sampled_from([0, 1, 2, 3, 4, 4, 6]))
-            values = {"qname": cq, "hostname": host,
+            values = {"qname": cq, "hostname": h,
                       "h_rt": draw(st.sampled_from(["INFINITY", "INFINITY", "1:0:0"]))}
             for name, choices in (("lic", ["1", "3"]), ("fast", ["TRUE", "FALSE"]), ("color", ["red", "blue"]),
                                   ("gpu", ["2"]), ("exclusive", ["TRUE"])):
                 if draw(st.integers(0, 3)) == 0:
                     values[name] = draw(st.sampled_from(choices))
-            out.append(QInstance(
-                cq, host, seq, slots, draw(st.sampled_from([0, 0, slots // 2, slots])),
+            out.append(qi(
+                cq, h, slots, draw(st.sampled_from([0, 0, slots // 2, slots])), seq,
                 qtype=draw(st.sampled_from([frozenset({"BATCH", "INTERACTIVE"})] * 3 + [frozenset({"INTERACTIVE"})])),
                 pe_list=tuple(draw(st.lists(st.sampled_from(["smp", "mpi", "two"]), unique=True, max_size=3))),
                 states=draw(st.sampled_from(["", "", "", "", "", "", "", "d", "u", "a"])),
@@ -105,22 +93,26 @@ def pending(draw):
         )
         ntasks = draw(st.integers(1, 3))
         for tid in range(1, ntasks + 1):
-            tasks.append(PendingTask(job_id=job, task_id=tid, held=draw(st.integers(0, 9)) == 0, **common))
+            tasks.append(task(job, tid, held=draw(st.integers(0, 9)) == 0, **common))
     return tasks
 
 
 @st.composite
 def snapshots(draw):
     cx = draw(st.sampled_from([STATIC_CX, DYNAMIC_CX]))
-    hosts = {h: HostInfo(h, load={"arch": draw(st.sampled_from(["lx-amd64", "lx-arm64"])),
+    hosts = {h: host(h, load={"arch": draw(st.sampled_from(["lx-amd64", "lx-arm64"])),
                                   "np_load_avg": draw(st.sampled_from(["0.10", "0.50", "0.90"]))},
                          values=draw(st.sampled_from([{}, {}, {"lic": "2"}, {"color": "red"}])),
-                         consumed=draw(st.sampled_from([{}, {}, {"lic": 1.0}])))
+                         consumed=draw(st.sampled_from([{}, {}, {"lic": 1.0}])),
+                         user_lists=draw(st.sampled_from([(), (), (), (), ("staff",)])),
+                         xuser_lists=draw(st.sampled_from([(), (), (), ("staff",)])),
+                         projects=draw(st.sampled_from([(), (), (), (), ("p1",)])),
+                         xprojects=draw(st.sampled_from([(), (), (), ("p2",)])))
              for h in HOSTS}
-    pes = {"smp": PE("smp", draw(st.sampled_from([0, 4, 99])), 0, "$pe_slots"),
-           "mpi": PE("mpi", 99, draw(st.integers(0, 3)), draw(st.sampled_from(["$round_robin", "$fill_up", "2"])),
-                     job_is_first_task=draw(st.booleans())),
-           "two": PE("two", 8, 0, "$fill_up", user_lists=draw(st.sampled_from([(), ("staff",)])))}
+    pes = [pe("smp", "$pe_slots", draw(st.sampled_from([0, 4, 99]))),
+           pe("mpi", draw(st.sampled_from(["$round_robin", "$fill_up", "2"])), 99, draw(st.integers(0, 3)),
+              job_is_first_task=draw(st.booleans())),
+           pe("two", "$fill_up", 8, user_lists=draw(st.sampled_from([(), ("staff",)])))]
     quotas = None
     if draw(st.integers(0, 3)) == 0:
         limit = draw(st.sampled_from(["users {*} to slots=3", "hosts {*} to slots=2", "to lic=2",
@@ -128,34 +120,34 @@ def snapshots(draw):
         quotas = quota.QuotaContext(sets=(rq.parse(f"{{\n   name         q\n   enabled      TRUE\n"
                                                    f"   limit        {limit}\n}}\n"),), complexes=cx, running=())
     running = tuple(job_order.JobFacts(100 + i, 0, 0.0, 3.0) for i in range(draw(st.integers(0, 2))))
-    return Snapshot(
-        qinstances=tuple(draw(qinstances())), hosts=hosts, pending=tuple(draw(pending())), complexes=cx, pes=pes,
+    return snap(
+        draw(qinstances()), draw(pending()), hosts=hosts, complexes=cx, pes=pes,
         global_values=draw(st.sampled_from([{}, {}, {"lic": "4"}])), global_consumed={},
         queue_sort_method=draw(st.sampled_from(["seqno", "load"])),
         load_of=lambda h: float(h.load.get("np_load_avg", 9999)), acls=ACLS, quotas=quotas, now=100.0,
         weights=job_order.Weights(priority=draw(st.sampled_from([0.0, 1.0])), urgency=0.1, ticket=0.01,
                                   waiting_time=draw(st.sampled_from([0.0, 0.278])), deadline=3600000.0),
         running=running,
+        global_host=host("global", user_lists=draw(st.sampled_from([(), (), (), ("staff",)])),
+                         xprojects=draw(st.sampled_from([(), (), (), ("p1",)]))),
     )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(snapshots())
 def test_the_fast_pass_makes_the_plan_of_the_plain_pass(snap):
-    with caches(False):
-        reference = plain(scheduler.schedule(snap))
-    with caches(True):
-        fast = plain(scheduler.schedule(snap))
+    reference = plain(scheduler.schedule(snap, caches=False))
+    fast = plain(scheduler.schedule(snap))
     assert fast == reference
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(snapshots())
 def test_the_one_sweep_dispatch_order_is_the_order_of_the_figures(snap):
     reference = job_order.dispatch_order([t for t in snap.pending if not t.held], scheduler.dispatch_figures(snap))
-    assert sched_order.dispatch_order(snap) == reference
+    assert dispatch_order.dispatch_order(snap) == reference
     figs = scheduler.dispatch_figures(snap)
-    assert sched_order.priorities(snap) == {j: figs[j].prio for j in sched_order.priorities(snap)}
+    assert dispatch_order.priorities(snap) == {j: figs[j].prio for j in dispatch_order.priorities(snap)}
 
 
 def test_a_full_cluster_gives_every_waiting_job_the_reasons_of_the_plain_pass():
@@ -169,10 +161,8 @@ def test_a_full_cluster_gives_every_waiting_job_the_reasons_of_the_plain_pass():
     with tempfile.TemporaryDirectory() as tmp:
         config, execds = bench.make_config(os.path.join(tmp, "root"))
         snap = config.snapshot(bench.make_jobs(2000), execds, now=1_700_100_000.0)
-    with caches(False):
-        reference = plain(scheduler.schedule(snap))
-    with caches(True):
-        fast = plain(scheduler.schedule(snap))
+    reference = plain(scheduler.schedule(snap, caches=False))
+    fast = plain(scheduler.schedule(snap))
     assert len(fast[0]) == 100 and len(fast[1]) == 1900
     assert fast == reference
     reasons = fast[1][max(fast[1])]
@@ -182,16 +172,11 @@ def test_a_full_cluster_gives_every_waiting_job_the_reasons_of_the_plain_pass():
 def test_the_lazy_host_walk_of_a_pe_job_takes_every_instance_of_a_host():
     """$pe_slots and $fill_up with caches on and off: the best host's two
     queue instances together hold the job (not the next host alone)."""
-    def q(cq, host, slots, seq):
-        return QInstance(cq, host, seq, slots, 0, pe_list=("smp", "fill"), values={"qname": cq, "hostname": host})
-
-    qis = (q("a.q", "h1", 2, 0), q("a.q", "h2", 4, 0), q("b.q", "h1", 2, 1))
+    qis = [qi(cq, h, slots, seq=seq, pe_list=("smp", "fill"))
+           for cq, h, slots, seq in (("a.q", "h1", 2, 0), ("a.q", "h2", 4, 0), ("b.q", "h1", 2, 1))]
     for rule, want in (("$pe_slots", 4), ("$fill_up", 6)):
-        s = Snapshot(qinstances=qis, hosts={h: HostInfo(h) for h in ("h1", "h2")},
-                     pending=(PendingTask(1, 1, "u", pe=("smp", ((want, want),))),), complexes=STATIC_CX,
-                     pes={"smp": PE("smp", 99, 0, rule)}, queue_sort_method="seqno")
+        s = snap(qis, [task(pe=("smp", ((want, want),)))], complexes=STATIC_CX, pes=[pe("smp", rule, 99)])
         for on in (True, False):
-            with caches(on):
-                plan = scheduler.schedule(s)
+            plan = scheduler.schedule(s, caches=on)
             granted = plan.dispatches[0].granted
             assert granted[:2] == [("a.q", "h1", 2), ("b.q", "h1", 2)], (rule, on, granted)

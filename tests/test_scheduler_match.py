@@ -4,13 +4,17 @@ load values as host attributes, EXCL, -masterq, qtype -- pure, no daemon."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+import functools
+
+import scheduler_harness
+from hypothesis import given
 from hypothesis import strategies as st
+from scheduler_harness import complexes, host, pe, qi, task, where
 
 from minisge import scheduler
-from minisge.config_state import ComplexIndex
 from minisge.formats import complex as complex_fmt
-from minisge.scheduler import PE, HostInfo, PendingTask, QInstance, Snapshot
+from minisge.scheduler import ComplexIndex
+from minisge.scheduler.matching import excl_jobs_key
 
 EXTRA = """\
 lic       lic  INT    <=   YES    YES 0 0
@@ -22,35 +26,8 @@ color     col  STRING ==   YES    NO  NONE 0
 gpu       gpu  INT    <=   FORCED YES 0 0
 """
 
-
-def cx(extra: str = EXTRA) -> ComplexIndex:
-    return ComplexIndex(complex_fmt.parse(complex_fmt.DEFAULT_COMPLEX_TEXT + extra))
-
-
-CX = cx()
-
-
-def qi(cq="all.q", host="h1", slots=4, used=0, seq=0, **kw) -> QInstance:
-    values = {"qname": cq, "hostname": host, "h_rt": "INFINITY"}
-    values.update(kw.pop("values", {}))
-    return QInstance(cq, host, seq, slots, used, values=values, **kw)
-
-
-def task(job=1, tid=1, **kw) -> PendingTask:
-    return PendingTask(job_id=job, task_id=tid, owner="u", **kw)
-
-
-def snap(qis, pending, hosts=None, complexes=CX, **kw) -> Snapshot:
-    hosts = hosts or {q.host: HostInfo(q.host) for q in qis}
-    return Snapshot(qinstances=tuple(qis), hosts=hosts, pending=tuple(pending), complexes=complexes,
-                    queue_sort_method="seqno", **kw)
-
-
-def where(plan, job=1, tid=1):
-    for d in plan.dispatches:
-        if (d.job_id, d.task_id) == (job, tid):
-            return [f"{q}@{h}" for q, h, _n in d.granted]
-    return None
+CX = complexes(EXTRA)
+snap = functools.partial(scheduler_harness.snap, complexes=CX)  # every snapshot here knows EXTRA's attributes
 
 
 # ---------------------------------------------------------------- -soft
@@ -81,11 +58,11 @@ def test_fewer_soft_violations_win_then_the_queue_sort_decides():
 
 
 def test_soft_requests_order_the_hosts_of_a_pe_job():
-    pe = PE("mpi", 10, 0, "$pe_slots")
+    mpi = pe("mpi", "$pe_slots", 10)
     qis = [qi(host="h1", pe_list=("mpi",)), qi(host="h2", pe_list=("mpi",))]
-    hosts = {"h1": HostInfo("h1", load={"arch": "lx-amd64"}), "h2": HostInfo("h2", load={"arch": "lx-arm64"})}
+    hosts = {"h1": host("h1", load={"arch": "lx-amd64"}), "h2": host("h2", load={"arch": "lx-arm64"})}
     t = task(pe=("mpi", ((2, 2),)), soft_requests={"arch": "*arm*"})
-    plan = scheduler.schedule(snap(qis, [t], hosts=hosts, pes={"mpi": pe}))
+    plan = scheduler.schedule(snap(qis, [t], hosts=hosts, pes=[mpi]))
     assert where(plan) == ["all.q@h2"]
 
 
@@ -100,7 +77,7 @@ def test_a_queue_with_a_forced_attribute_takes_only_jobs_that_request_it():
 
 
 def test_forced_on_a_host_and_globally_in_grid_engines_words():
-    hosts = {"h1": HostInfo("h1", values={"gpu": "2"})}
+    hosts = {"h1": host("h1", values={"gpu": "2"})}
     plan = scheduler.schedule(snap([qi()], [task()], hosts=hosts))
     assert plan.reasons[1] == ["does not request 'forced' resource \"gpu\" of host h1"]
     plan = scheduler.schedule(snap([qi()], [task()], global_values={"gpu": "2"}))
@@ -120,7 +97,7 @@ def test_forced_requested_by_its_shortcut_counts():
 
 
 def test_a_relop_le_value_must_hold_on_every_level_so_only_a_smaller_one_overrides():
-    hosts = {"h1": HostInfo("h1", values={"h_vmem": "1G"})}
+    hosts = {"h1": host("h1", values={"h_vmem": "1G"})}
     q = qi(values={"h_vmem": "4G"})  # the queue cannot raise what the host allows
     plan = scheduler.schedule(snap([q], [task(requests={"h_vmem": "2G"})], hosts=hosts))
     assert where(plan) is None
@@ -129,7 +106,7 @@ def test_a_relop_le_value_must_hold_on_every_level_so_only_a_smaller_one_overrid
 
 
 def test_an_eq_value_on_two_levels_must_match_both():
-    hosts = {"h1": HostInfo("h1", values={"color": "red"})}
+    hosts = {"h1": host("h1", values={"color": "red"})}
     q = qi(values={"color": "blue"})
     plan = scheduler.schedule(snap([q], [task(requests={"color": "blue"})], hosts=hosts))
     assert plan.reasons[1] == ['(-l color=blue) cannot run at host "h1" because it offers only hf:color=red']
@@ -159,18 +136,18 @@ def test_a_consumable_reason_shows_what_is_left():
 
 
 def test_a_consumable_default_is_checked_for_a_job_that_does_not_request_it():
-    hosts = {"h1": HostInfo("h1", values={"dlic": "1"}, consumed={"dlic": 1.0})}
+    hosts = {"h1": host("h1", values={"dlic": "1"}, consumed={"dlic": 1.0})}
     plan = scheduler.schedule(snap([qi()], [task(requests={"h_rt": "10"})], hosts=hosts))
     assert plan.reasons[1] == ['(-l h_rt=10) cannot run at host "h1" because '
                                'for default request it offers only hc:dlic=0.000000']
 
 
 def test_a_job_consumable_is_booked_once_not_per_slot():
-    pe = PE("mpi", 10, 0, "$pe_slots")
+    mpi = pe("mpi", "$pe_slots", 10)
     q = qi(slots=8, pe_list=("mpi",), values={"jlic": "2", "lic": "8"})
     t = task(pe=("mpi", ((4, 4),)), requests={"jlic": "2", "lic": "2"})
     plan = scheduler.schedule(snap([q], [t, task(job=2, pe=("mpi", ((1, 1),)), requests={"lic": "1"})],
-                                   pes={"mpi": pe}))
+                                   pes=[mpi]))
     assert where(plan, 1) == ["all.q@h1"] and where(plan, 2) is None  # lic 2*4 = 8 of 8 taken
 
 
@@ -178,8 +155,8 @@ def test_a_job_consumable_is_booked_once_not_per_slot():
 
 
 def test_load_values_are_host_attributes():
-    hosts = {"h1": HostInfo("h1", load={"mem_free": "1G", "num_proc": "2"}),
-             "h2": HostInfo("h2", load={"mem_free": "8G", "num_proc": "4"})}
+    hosts = {"h1": host("h1", load={"mem_free": "1G", "num_proc": "2"}),
+             "h2": host("h2", load={"mem_free": "8G", "num_proc": "4"})}
     qis = [qi(host="h1"), qi(host="h2", seq=1)]
     assert where(scheduler.schedule(snap(qis, [task(requests={"mem_free": "2G"})], hosts=hosts))) == ["all.q@h2"]
     assert where(scheduler.schedule(snap(qis, [task(requests={"num_proc": "2"})], hosts=hosts))) == ["all.q@h1"]
@@ -188,17 +165,16 @@ def test_load_values_are_host_attributes():
 
 
 def test_a_consumable_with_a_load_value_the_more_restrictive_wins():
-    mem = cx(EXTRA.replace("lic       lic  INT", "lic       lic  INT") + "").clist
     mem = ComplexIndex(complex_fmt.ComplexList(tuple(
         complex_fmt.ComplexAttr("mem_free", "mf", "MEMORY", "<=", "YES", "YES", "0", "0") if a.name == "mem_free" else a
-        for a in mem.attrs)))
+        for a in CX.clist.attrs)))
     # capacity 8G, 1G booked: 7G left, but the host reports only 3G free
-    hosts = {"h1": HostInfo("h1", values={"mem_free": "8G"}, consumed={"mem_free": 1024.0**3},
+    hosts = {"h1": host("h1", values={"mem_free": "8G"}, consumed={"mem_free": 1024.0**3},
                             load={"mem_free": "3G"})}
     plan = scheduler.schedule(snap([qi()], [task(requests={"mem_free": "4G"})], hosts=hosts, complexes=mem))
     assert plan.reasons[1] == ['(-l mem_free=4G) cannot run at host "h1" because it offers only hl:mem_free=3.000G']
     # the load says 7.5G free, the bookkeeping 7G: the bookkeeping wins
-    hosts["h1"] = HostInfo("h1", values={"mem_free": "8G"}, consumed={"mem_free": 1024.0**3},
+    hosts["h1"] = host("h1", values={"mem_free": "8G"}, consumed={"mem_free": 1024.0**3},
                            load={"mem_free": "7.5G"})
     plan = scheduler.schedule(snap([qi()], [task(requests={"mem_free": "7.2G"})], hosts=hosts, complexes=mem))
     assert plan.reasons[1] == ['(-l mem_free=7.2G) cannot run at host "h1" because it offers only hc:mem_free=7.000G']
@@ -207,7 +183,7 @@ def test_a_consumable_with_a_load_value_the_more_restrictive_wins():
 
 
 def test_a_configured_eq_value_overrides_the_load_value():
-    hosts = {"h1": HostInfo("h1", values={"arch": "special"}, load={"arch": "lx-amd64"})}
+    hosts = {"h1": host("h1", values={"arch": "special"}, load={"arch": "lx-amd64"})}
     assert where(scheduler.schedule(snap([qi()], [task(requests={"arch": "special"})], hosts=hosts))) == ["all.q@h1"]
 
 
@@ -215,7 +191,7 @@ def test_a_configured_eq_value_overrides_the_load_value():
 
 
 def test_an_exclusive_job_needs_a_host_without_jobs_and_keeps_it_alone():
-    hosts = {"h1": HostInfo("h1", values={"exclusive": "true"}), "h2": HostInfo("h2", values={"exclusive": "true"})}
+    hosts = {"h1": host("h1", values={"exclusive": "true"}), "h2": host("h2", values={"exclusive": "true"})}
     qis = [qi(host="h1"), qi(host="h2", seq=1)]
     jobs = [task(job=1), task(job=2, requests={"exclusive": "true"}), task(job=3)]
     plan = scheduler.schedule(snap(qis, jobs, hosts=hosts))
@@ -223,14 +199,12 @@ def test_an_exclusive_job_needs_a_host_without_jobs_and_keeps_it_alone():
 
 
 def test_exclusive_reasons_in_grid_engines_words():
-    from minisge.sched_match import excl_jobs_key
-
     used = {"exclusive": 1.0, excl_jobs_key("exclusive"): 1.0}
-    hosts = {"h1": HostInfo("h1", values={"exclusive": "true"}, consumed=used)}
+    hosts = {"h1": host("h1", values={"exclusive": "true"}, consumed=used)}
     plan = scheduler.schedule(snap([qi()], [task(requests={"h_rt": "10"})], hosts=hosts))
     assert plan.reasons[1] == ['(-l h_rt=10) cannot run at host "h1" because '
                                'for default request exclusive resource (exclusive) is already in use']
-    hosts = {"h1": HostInfo("h1", values={"exclusive": "true"}, consumed={excl_jobs_key("exclusive"): 1.0})}
+    hosts = {"h1": host("h1", values={"exclusive": "true"}, consumed={excl_jobs_key("exclusive"): 1.0})}
     plan = scheduler.schedule(snap([qi()], [task(requests={"excl": "1"})], hosts=hosts))
     assert plan.reasons[1] == ['(-l exclusive=1) cannot run at host "h1" because '
                                'exclusive resource (exclusive) is already in use']
@@ -247,17 +221,17 @@ def test_exclusive_on_a_queue_instance_only():
 
 
 def test_masterq_puts_the_master_task_in_the_named_queue():
-    pe = PE("mpi", 10, 0, "$round_robin")
+    mpi = pe("mpi", "$round_robin", 10)
     qis = [qi("a.q", host="h1", pe_list=("mpi",)), qi("b.q", host="h2", seq=1, pe_list=("mpi",))]
     t = task(pe=("mpi", ((2, 2),)), master_queues=("b.q",))
-    assert where(scheduler.schedule(snap(qis, [t], pes={"mpi": pe})))[0] == "b.q@h2"
+    assert where(scheduler.schedule(snap(qis, [t], pes=[mpi])))[0] == "b.q@h2"
 
 
 def test_masterq_outside_the_hard_queue_list_holds_only_the_master():
-    pe = PE("mpi", 10, 0, "$fill_up")
+    mpi = pe("mpi", "$fill_up", 10)
     qis = [qi("a.q", host="h1", pe_list=("mpi",)), qi("m.q", host="h1", seq=1, pe_list=("mpi",))]
     t = task(pe=("mpi", ((3, 3),)), queues=("a.q",), master_queues=("m.q",))
-    plan = scheduler.schedule(snap(qis, [t], pes={"mpi": pe}))
+    plan = scheduler.schedule(snap(qis, [t], pes=[mpi]))
     d = plan.dispatches[0]
     assert d.granted == [("m.q", "h1", 1), ("a.q", "h1", 2)]
 
@@ -277,7 +251,6 @@ def test_disabled_and_error_instances_are_skipped():
 # ---------------------------------------------------------------- no plan exceeds a consumable
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     caps=st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6)),
     jcap=st.integers(0, 4),
@@ -289,8 +262,8 @@ def test_no_plan_exceeds_a_consumable_on_any_level(caps, jcap, jobs):
     levels: what the plan books never exceeds any capacity, and an exclusive
     job never shares its object."""
     gcap, hcap, qcap = caps
-    pe = PE("mpi", 100, 0, "$round_robin")
-    hosts = {h: HostInfo(h, values={"lic": str(hcap), "exclusive": "true"}) for h in ("h1", "h2")}
+    mpi = pe("mpi", "$round_robin", 100)
+    hosts = {h: host(h, values={"lic": str(hcap), "exclusive": "true"}) for h in ("h1", "h2")}
     qis = [qi(c, host=h, slots=3, seq=i, pe_list=("mpi",), values={"lic": str(qcap), "jlic": str(jcap)})
            for i, (c, h) in enumerate((c, h) for c in ("a.q", "b.q") for h in ("h1", "h2"))]
     pending = []
@@ -299,7 +272,7 @@ def test_no_plan_exceeds_a_consumable_on_any_level(caps, jcap, jobs):
         if excl:
             req["exclusive"] = "true"
         pending.append(task(job=n, requests=req, pe=("mpi", ((slots, slots),)) if parallel else None))
-    plan = scheduler.schedule(snap(qis, pending, hosts=hosts, global_values={"lic": str(gcap)}, pes={"mpi": pe}))
+    plan = scheduler.schedule(snap(qis, pending, hosts=hosts, global_values={"lic": str(gcap)}, pes=[mpi]))
     by_job = {t.job_id: t for t in pending}
     g_lic, h_lic, q_lic, q_jlic, host_jobs, host_excl = 0, {}, {}, {}, {}, {}
     for d in plan.dispatches:

@@ -12,7 +12,7 @@ import tempfile
 
 import pytest
 
-from minisge import execd, shepherd
+from minisge.execd import shepherd, shepherd_config, task_dir
 
 ERROR_LINE = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d \[\d+:\d+\]: (.*)$")
 
@@ -40,7 +40,7 @@ def run_task(tmp: str, job: str = "echo job", procedures: dict | None = None, *,
         "shell": "/bin/sh", "binary": True, "command": job, "args": [],
         "env": {"PATH": "/usr/bin:/bin", "JOB_NAME": name},
         "pe": pe, "pe_stdout_path": out + ".po", "pe_stderr_path": out + ".pe",
-        "procedures": {k: execd.resolve_procedure(v, {"uid": os.getuid(), "gid": os.getgid()})
+        "procedures": {k: shepherd_config.resolve_procedure(v, {"uid": os.getuid(), "gid": os.getgid()})
                        for k, v in (procedures or {}).items()},
         "variables": variables, "pe_variables": pe_variables,
         "forbid_reschedule": forbid_reschedule, "forbid_apperror": forbid_apperror,
@@ -55,7 +55,7 @@ def run_task(tmp: str, job: str = "echo job", procedures: dict | None = None, *,
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, open(os.path.join(job_dir, "shepherd_error")).read()
     text = open(out).read() if os.path.exists(out) else ""
-    return execd.read_results(job_dir), text
+    return task_dir.read_results(job_dir), text
 
 
 @pytest.fixture
@@ -192,7 +192,7 @@ def test_expand_command_rules():
         shepherd.expand_command("/x $ y", vals, allowed)
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason="switching users needs root")
+@pytest.mark.root
 def test_user_prefix_runs_the_procedure_as_that_user(tmp):
     import sys
 

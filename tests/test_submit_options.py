@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from minisge.submit_options import (
+from minisge.formats.submit_options import (
     USAGE,
     SubmitError,
     expand_path,
@@ -339,13 +339,22 @@ def test_sge_o_values_come_from_the_submit_environment():
 
 def test_v_takes_values_given_or_from_the_environment():
     # qsub -verify -v A=1,B -v A=2 ...: A=2,B=NONE; -v HOME: the submitter's HOME
+    # (8.1.9's qsub sends TERM first, empty: -verify shows "env_list: TERM,FOO=NONE" for -v FOO)
     r = submit(["-v", "A=1,B,,HOME", "-v", "A=2,C=x=y", "-b", "y", "/bin/true"])
-    assert r["env"] == {"A": "2", "B": None, "HOME": "/home/sgetest", "C": "x=y"}
+    assert r["env"] == {"TERM": "", "A": "2", "B": None, "HOME": "/home/sgetest", "C": "x=y"}
 
 
 def test_V_exports_the_whole_environment_in_order_with_v():
     r = submit(["-v", "A=1", "-V", "-b", "y", "/bin/true"])
-    assert list(r["env"]) == ["A"] + list(ENV)
+    assert list(r["env"]) == ["TERM", "A"] + list(ENV)  # TERM: 8.1.9's qsub sends it first
+
+
+def test_term_is_sent_empty_unless_v_or_V_gives_it():
+    # 8.1.9: qsub -verify shows "env_list: TERM", "TERM=foo" with -v TERM=foo, "TERM=xterm,..." with -V
+    assert submit(["-b", "y", "/bin/true"])["env"] == {"TERM": ""}
+    assert submit(["-v", "TERM=foo", "-b", "y", "/bin/true"])["env"] == {"TERM": "foo"}
+    r = submit(["-V", "-b", "y", "/bin/true"], env=dict(ENV, TERM="xterm"))
+    assert list(r["env"])[0] == "TERM" and r["env"]["TERM"] == "xterm"
 
 
 @pytest.mark.parametrize("value", ["", ",", "=1"])

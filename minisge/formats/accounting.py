@@ -18,9 +18,13 @@ with all 45.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from minisge.formats.errors import FormatError
+from minisge.formats.sge_status import (  # re-exported: the failed codes
+    failed_text,
+)
 
 FIELD_NAMES: tuple[str, ...] = (
     "qname", "hostname", "group", "owner", "job_name", "job_number",
@@ -48,11 +52,6 @@ STRING_FIELDS = frozenset({
 })
 INT_FIELDS = frozenset(FIELD_NAMES) - FLOAT_FIELDS - STRING_FIELDS
 
-# sge_status(5) / execution_states.c: the text qacct shows after a failed code.
-from minisge.exit_rules import FAILED_TEXT  # noqa: E402,F401  (one table for all, re-exported)
-
-
-from minisge.exit_rules import failed_text  # noqa: E402,F401  (re-exported)
 
 
 class AccountingRecord(NamedTuple):
@@ -126,7 +125,7 @@ _KINDS = tuple("f" if n in FLOAT_FIELDS else "s" if n in STRING_FIELDS else "i" 
 
 def _field_error(fields: list[str], path: str, lineno: int) -> FormatError:
     """Name the first field that is not what accounting(5) says it is."""
-    for i, (name, kind) in enumerate(zip(FIELD_NAMES, _KINDS)):
+    for i, (name, kind) in enumerate(zip(FIELD_NAMES, _KINDS, strict=True)):
         text = fields[i]
         if kind == "i" and not (text.isascii() and text.isdigit()):
             return FormatError(

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TypeVar
 
 from attrs import field, frozen
 
@@ -387,7 +388,10 @@ _TYPE_NAMES = {t.value: t for t in ValueType}
 _RELOP_NAMES = {r.value: r for r in Relop}
 
 
-def _keyword(word: str, table: dict[str, enum.StrEnum]) -> enum.StrEnum | None:
+Keyword = TypeVar("Keyword", bound=enum.StrEnum)
+
+
+def _keyword(word: str, table: Mapping[str, Keyword]) -> Keyword | None:
     return table.get(word.lower())
 
 
@@ -483,21 +487,24 @@ def write(model: ComplexList) -> str:
     rows = [a.columns() for a in model]
     widths = [len(col) for col in COLUMNS]
     for row in rows:
-        widths = [max(w, len(v) + _PADDING) for w, v in zip(widths, row)]
-    header = "#" + "".join(f"{col:<{w + (1 if i else 0)}}" for i, (col, w) in enumerate(zip(COLUMNS, widths)))
+        widths = [max(w, len(v) + _PADDING) for w, v in zip(widths, row, strict=True)]
+    header = "#" + "".join(f"{col:<{w + (1 if i else 0)}}"
+                           for i, (col, w) in enumerate(zip(COLUMNS, widths, strict=True)))
     dashes = "#" + "-" * (sum(widths) + len(widths) - 1)
     out = [header, dashes]
     for row in rows:
-        cells = [f"{v:<{w}}" for v, w in zip(row[:-1], widths[:-1])] + [row[-1]]
+        cells = [f"{v:<{w}}" for v, w in zip(row[:-1], widths[:-1], strict=True)] + [row[-1]]
         out.append(" ".join(cells))
     return "\n".join(out) + "\n" + FOOTER
 
 
 # ---------------------------------------------------------------- the default list
 
-#: The complex list of a new Grid Engine 8.1 cell (``qconf -sc`` of a fresh install).
-DEFAULT_COMPLEX_TEXT = """\
-#name               shortcut   type      relop requestable consumable default  urgency 
+#: The complex list of a new Grid Engine 8.1 cell (``qconf -sc`` of a fresh install;
+#: its header line ends in a blank, as Grid Engine's does).
+DEFAULT_COMPLEX_TEXT = (
+    "#name               shortcut   type      relop requestable consumable default  urgency \n"
+    """\
 #--------------------------------------------------------------------------------------
 arch                a          STRING    ==    YES         NO         NONE     0
 calendar            c          STRING    ==    YES         NO         NONE     0
@@ -553,6 +560,7 @@ virtual_total       vt         MEMORY    <=    YES         NO         0        0
 virtual_used        vu         MEMORY    >=    YES         NO         0        0
 # >#< starts a comment but comments are not saved across edits --------
 """
+)
 
 
 def default_complex() -> ComplexList:

@@ -16,7 +16,7 @@ class FormatError(ValueError):
         self.line = line
         super().__init__(f"{path}:{line}: {message}")
 
-    def located(self, path: str | None = None, line: int | None = None) -> "FormatError":
+    def located(self, path: str | None = None, line: int | None = None) -> FormatError:
         """A copy of this error placed in ``path`` at ``line`` (where not set)."""
         return FormatError(
             self.message,

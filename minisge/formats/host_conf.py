@@ -180,11 +180,11 @@ def _format_factor(factor: float) -> str:
     return f"{factor:f}"
 
 
-def _write_pairs(pairs) -> str:
+def _write_pairs(pairs: tuple[tuple[str, str], ...]) -> str:
     return ",".join(f"{n}={v}" for n, v in pairs) if pairs else "NONE"
 
 
-def _write_scaling(pairs) -> str:
+def _write_scaling(pairs: tuple[tuple[str, float], ...]) -> str:
     return ",".join(f"{n}={_format_factor(v)}" for n, v in pairs) if pairs else "NONE"
 
 

@@ -16,7 +16,7 @@ space only, or NONE.  Grid Engine keeps the order (and duplicates) as given.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import attrs
 

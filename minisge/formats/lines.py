@@ -12,11 +12,23 @@ value column).
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 from minisge.formats.errors import FormatError
 
 MAX_LINE_LENGTH = 80
+
+# the comment header Grid Engine's classic spooling writes before an object
+# (sge_spool.c sge_spoolmsg_write)
+SPOOL_HEADER = "# Version: 8.1.9\n#\n# DO NOT MODIFY THIS FILE MANUALLY!\n#\n"
+
+
+def strip_header(text: str) -> str:
+    """Drop the ``# Version`` comment header a spooled object starts with."""
+    if text.startswith(SPOOL_HEADER):
+        return text[len(SPOOL_HEADER):]
+    return text
 
 
 class Line(NamedTuple):

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -470,7 +471,7 @@ def _celist(attr: str, text: str) -> str:
         return NONE
     if len(words) % 2:
         raise FormatError(f'{attr}: error parsing value "{text}": expected name=value pairs')
-    pairs = list(zip(words[0::2], words[1::2]))
+    pairs = list(zip(words[0::2], words[1::2], strict=True))
     for name, value in pairs:
         if not is_object_name(name):
             raise FormatError(f'{attr}: "{name}" is not a valid complex name in "{text}"')
@@ -542,7 +543,11 @@ def _path(attr: str, text: str) -> str:
     return text
 
 
-def _one_of(choices: tuple[str, ...], what: str):
+#: A value's check: (attribute name, text) -> the text as Grid Engine writes it back.
+Normaliser = Callable[[str, str], str]
+
+
+def _one_of(choices: tuple[str, ...], what: str) -> Normaliser:
     def check(attr: str, text: str) -> str:
         if text.lower() not in choices:
             raise FormatError(f'{attr}: invalid value "{text}" as {what} ({", ".join(choices)})')
@@ -559,7 +564,7 @@ def _calendar(attr: str, text: str) -> str:
     return text
 
 
-_NORMALISERS = {
+_NORMALISERS: dict[str, Normaliser] = {
     ULONG: _ulong,
     SLOTS: _slots,
     BOOL: _bool,
@@ -721,7 +726,8 @@ def attribute_text(conf: QueueConf, attr: str) -> str:
         return conf.qname
     if attr == "hostlist":
         return " ".join(conf.hostlist) if conf.hostlist else NONE
-    return getattr(conf, attr).text()
+    values: HostValues = getattr(conf, attr)  # every other attribute is host-specific
+    return values.text()
 
 
 def write(conf: QueueConf) -> str:
@@ -828,8 +834,14 @@ def _members(hostgroups: Mapping[str, Collection[str]], group: str) -> set[str]:
     return {h.lower() for h in hostgroups.get(group, ())}
 
 
-def _group_matches(values: HostValues, host: str, hostgroups: Mapping[str, Collection[str]]) -> list[tuple[str, str]]:
+def group_matches(values: HostValues, host: str,
+                  hostgroups: Mapping[str, Collection[str]]) -> list[tuple[str, str]]:
+    """The ``[@group=value]`` overrides of ``values`` whose host group holds ``host``."""
     return [(g, v) for g, v in values.overrides if is_hostgroup(g) and host.lower() in _members(hostgroups, g)]
+
+
+# the old name, until minisge/qmaster/load_control.py calls group_matches
+_group_matches = group_matches
 
 
 def _host_match(values: HostValues, host: str) -> str | None:
@@ -862,7 +874,7 @@ def value_for(
     own = _host_match(values, host)
     if own is not None:
         return own
-    groups = _group_matches(values, host, hostgroups)
+    groups = group_matches(values, host, hostgroups)
     if len(groups) == 1:
         return groups[0][1]
     if len(groups) > 1 and strict:
@@ -893,7 +905,7 @@ def ambiguous_attributes(
     out = []
     for attr in HOST_ATTRIBUTES:
         values: HostValues = getattr(conf, attr)
-        if _host_match(values, host) is None and len(_group_matches(values, host, hostgroups)) > 1:
+        if _host_match(values, host) is None and len(group_matches(values, host, hostgroups)) > 1:
             out.append(attr)
     return tuple(out)
 

@@ -40,7 +40,8 @@ import fnmatch
 import itertools
 import math
 import re
-from typing import Iterable, Iterator, Mapping, NamedTuple
+from collections.abc import Iterable, Iterator, Mapping
+from typing import NamedTuple, Protocol
 
 import attrs
 
@@ -114,6 +115,14 @@ class Limit:
         return f"{self.complex_name}={self.value_expr}"
 
 
+def _limit_tuple(limits: Iterable[Limit]) -> tuple[Limit, ...]:
+    return tuple(limits)
+
+
+def _rule_tuple(rules: Iterable[QuotaRule]) -> tuple[QuotaRule, ...]:
+    return tuple(rules)
+
+
 @attrs.frozen
 class QuotaRule:
     """One ``limit`` line: optional name, filters (None: not given) and limits."""
@@ -124,11 +133,18 @@ class QuotaRule:
     pes: Filter | None = None
     queues: Filter | None = None
     hosts: Filter | None = None
-    limits: tuple[Limit, ...] = attrs.field(default=(), converter=tuple)
+    limits: tuple[Limit, ...] = attrs.field(default=(), converter=_limit_tuple)
 
     def filter(self, kind: str) -> Filter | None:
         """The filter called ``kind`` (one of :data:`FILTER_NAMES`)."""
-        return getattr(self, kind)
+        return {"users": self.users, "projects": self.projects, "pes": self.pes, "queues": self.queues,
+                "hosts": self.hosts}[kind]
+
+    def with_filters(self, filters: Mapping[str, Filter | None]) -> QuotaRule:
+        """This rule with the filters named in ``filters`` replaced."""
+        return attrs.evolve(self, users=filters.get("users", self.users),
+                            projects=filters.get("projects", self.projects), pes=filters.get("pes", self.pes),
+                            queues=filters.get("queues", self.queues), hosts=filters.get("hosts", self.hosts))
 
 
 @attrs.frozen
@@ -139,7 +155,7 @@ class ResourceQuotaSet:
     name: str
     description: str = "NONE"
     enabled: bool = False
-    rules: tuple[QuotaRule, ...] = attrs.field(default=(), converter=tuple)
+    rules: tuple[QuotaRule, ...] = attrs.field(default=(), converter=_rule_tuple)
 
     @property
     def description_text(self) -> str:
@@ -433,7 +449,10 @@ class _SetBuilder:
 
     def __init__(self, lineno: int):
         self.lineno = lineno
-        self.values: dict[str, str | bool] = {}
+        self.given: set[str] = set()
+        self.name: str | None = None
+        self.description = "NONE"
+        self.enabled = False
         self.rules: list[QuotaRule] = []
         self.rule_names: set[str] = set()
 
@@ -441,20 +460,21 @@ class _SetBuilder:
         key = words[0]
         if self.rules:
             raise FormatError(f'attribute "{key}" must come before the limit rules', path, lineno)
-        if key in self.values:
+        if key in self.given:
             raise FormatError(f'attribute "{key}" given more than once', path, lineno)
         if len(words) < 2:
             raise FormatError(f'missing value for attribute "{key}"', path, lineno)
+        self.given.add(key)
         if key == "description":
-            self.values[key] = " ".join(words[1:])
+            self.description = " ".join(words[1:])
             return
         if len(words) > 2:
             raise FormatError(f'attribute "{key}" takes one word, not "{" ".join(words[1:])}"', path, lineno)
         if key == "name":
             _check_set_name(words[1], path, lineno)
-            self.values[key] = words[1]
+            self.name = words[1]
         else:
-            self.values[key] = parse_bool(words[1], path, lineno)
+            self.enabled = parse_bool(words[1], path, lineno)
 
     def add_rule(self, words: list[str], path: str, lineno: int) -> None:
         rule = parse_rule(words, path, lineno)
@@ -469,15 +489,14 @@ class _SetBuilder:
         self.rules.append(rule)
 
     def build(self, path: str) -> ResourceQuotaSet:
-        if "name" not in self.values:
+        if self.name is None:
             raise FormatError("resource quota set has no name", path, self.lineno)
-        name = self.values["name"]
         if not self.rules:
-            raise FormatError(f'resource quota set "{name}" has no limit rules', path, self.lineno)
+            raise FormatError(f'resource quota set "{self.name}" has no limit rules', path, self.lineno)
         return ResourceQuotaSet(
-            name=name,
-            description=self.values.get("description", "NONE"),
-            enabled=self.values.get("enabled", False),
+            name=self.name,
+            description=self.description,
+            enabled=self.enabled,
             rules=tuple(self.rules),
         )
 
@@ -757,7 +776,7 @@ def expand(
             options.append(Filter(per_consumer, (e,)))
         choices.append(options)
     return tuple(
-        attrs.evolve(rule, **dict(zip(FILTER_NAMES, combo))) for combo in itertools.product(*choices)
+        rule.with_filters(dict(zip(FILTER_NAMES, combo, strict=True))) for combo in itertools.product(*choices)
     )
 
 
@@ -801,15 +820,34 @@ def evaluate_limit(limit: Limit, host_values: Mapping[str, float]) -> float:
 _NUMERIC_TYPES = ("INT", "DOUBLE", "MEMORY", "TIME", "BOOL")
 
 
-def _is_consumable(cx: object) -> bool:
-    c = getattr(cx, "consumable", False)
-    return c is True or (isinstance(c, str) and c.upper() in ("YES", "JOB", "Y"))
+class ComplexLike(Protocol):
+    """What the checks of limits need of a complex attribute
+    (:class:`minisge.formats.complex.ComplexAttr` has it): its name and
+    shortcut, its type (``INT``, ``MEMORY``, ...) and whether it is
+    consumable (``YES``, ``JOB``, ``NO``), each read as text."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def shortcut(self) -> str: ...
+
+    @property
+    def type(self) -> object: ...
+
+    @property
+    def consumable(self) -> object: ...
 
 
-def _check_static_value(lim: Limit, cx: object, path: str, lineno: int) -> str:
+def _is_consumable(cx: ComplexLike) -> bool:
+    c = cx.consumable
+    return c is True or str(c).upper() in ("YES", "JOB", "Y")
+
+
+def _check_static_value(lim: Limit, cx: ComplexLike, path: str, lineno: int) -> str:
     """The value of a static limit checked against the complex's type; TIME
     values are normalised to seconds as Grid Engine stores them."""
-    ctype = str(getattr(cx, "type", "")).upper()
+    ctype = str(cx.type).upper()
     value = lim.value_expr
     if ctype not in _NUMERIC_TYPES:
         return value
@@ -830,7 +868,7 @@ def _check_static_value(lim: Limit, cx: object, path: str, lineno: int) -> str:
 
 
 def resolve_complexes(
-    rqs: ResourceQuotaSet, complexes: Iterable[object], path: str = "<input>", lineno: int = 0
+    rqs: ResourceQuotaSet, complexes: Iterable[ComplexLike], path: str = "<input>", lineno: int = 0
 ) -> ResourceQuotaSet:
     """Check every limit against the complex list, as qmaster does on
     ``qconf -Arqs``/``-Mrqs``: the complex must exist (name or shortcut; the
@@ -838,13 +876,12 @@ def resolve_complexes(
     (TIME becomes seconds), and a dynamic limit may use only numerical
     complexes.  ``complexes`` are objects with ``name``, ``shortcut``,
     ``type`` (``INT``, ``MEMORY``, ...) and ``consumable``."""
-    by_name: dict[str, object] = {}
-    for cx in complexes:
-        by_name.setdefault(getattr(cx, "name"), cx)
-    for cx in list(by_name.values()):
-        sc = getattr(cx, "shortcut", None)
-        if sc:
-            by_name.setdefault(sc, cx)
+    by_name: dict[str, ComplexLike] = {}
+    for c in complexes:
+        by_name.setdefault(c.name, c)
+    for c in list(by_name.values()):
+        if c.shortcut:
+            by_name.setdefault(c.shortcut, c)
     rules = []
     for rule in rqs.rules:
         limits = []
@@ -869,7 +906,7 @@ def resolve_complexes(
                             path,
                             lineno,
                         )
-                    if str(getattr(used, "type", "")).upper() not in _NUMERIC_TYPES:
+                    if str(used.type).upper() not in _NUMERIC_TYPES:
                         raise FormatError(
                             f'dynamic limit "{lim}": "{t.complex_name}" is not of numerical type',
                             path,
@@ -878,6 +915,6 @@ def resolve_complexes(
                 value = lim.value_expr
             else:
                 value = _check_static_value(lim, cx, path, lineno)
-            limits.append(Limit(getattr(cx, "name"), value))
+            limits.append(Limit(cx.name, value))
         rules.append(attrs.evolve(rule, limits=tuple(limits)))
     return attrs.evolve(rqs, rules=tuple(rules))

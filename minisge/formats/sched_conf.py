@@ -18,7 +18,8 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 
@@ -178,6 +179,23 @@ def check_schedd_job_info(value: str) -> None:
                 raise SpecifierError(f'schedd_job_info: "{part}" is not a job id or range')
         return
     raise SpecifierError('schedd_job_info must be "true", "false" or "job_list" and a list of job ids')
+
+
+def schedd_job_info_lists(value: str, job_id: int) -> bool:
+    """Does schedd_job_info ``value`` keep the scheduler's messages of job
+    ``job_id``: ``true`` every job's, ``false`` none, ``job_list 1,5-9``
+    those listed (ranges ``N-M`` and ``N-M:step``)."""
+    words = value.split(None, 1)
+    if words[0] != "job_list":
+        return words[0] != "false"
+    for part in words[1].replace(" ", ",").split(","):
+        m = re.fullmatch(r"(\d+)(?:-(\d+)(?::(\d+))?)?", part)
+        if m:
+            lo = int(m.group(1))
+            hi, step = int(m.group(2) or lo), int(m.group(3) or 1)
+            if lo <= job_id <= hi and (job_id - lo) % max(step, 1) == 0:
+                return True
+    return False
 
 
 def check_halflife_decay_list(value: str) -> None:
@@ -397,8 +415,9 @@ class SchedConf:
         return evaluate_load_formula(self.load_formula, values)
 
 
-# name -> (parse text to value, value to text)
-_FIELDS: dict[str, tuple] = {
+# name -> (parse text to value, value to text); the values' types differ by
+# field (the attrs class SchedConf says which), hence Any
+_FIELDS: dict[str, tuple[Callable[[str], Any], Callable[[Any], str]]] = {
     "algorithm": (_check_algorithm, str),
     "schedule_interval": (_time_text, str),
     "maxujobs": (_ulong, str),

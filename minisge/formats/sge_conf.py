@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -502,6 +502,28 @@ def check_value(name: str, value: str, config_name: str = GLOBAL) -> None:
 # --- the model -------------------------------------------------------------------
 
 
+#: sge_conf(5) attributes minisge reads, checks and keeps but does not act on
+#: (man/man5/sge_conf.5, PARAMETERS KEPT WITHOUT EFFECT); execd_params and the
+#: unknown ones of qmaster_params and reporting_params are named elsewhere
+WITHOUT_EFFECT = (
+    "execd_spool_dir", "xterm", "projects", "xprojects", "enforce_project",
+    "enforce_user", "loglevel", "administrator_mail", "set_token_cmd", "pag_cmd", "token_extend_time",
+    "shepherd_cmd", "gid_range", "qlogin_command", "qlogin_daemon", "rlogin_command", "rlogin_daemon",
+    "rsh_daemon", "max_aj_instances", "max_advance_reservations", "auto_user_oticket", "auto_user_fshare",
+    "auto_user_default_project", "auto_user_delete_time", "delegated_file_staging", "reprioritize",
+    "jsv_url", "jsv_allowed_mod", "libjvm_path", "additional_jvm_args",
+)
+
+
+def without_effect(conf: Configuration) -> list[tuple[str, str]]:
+    """The attributes of :data:`WITHOUT_EFFECT` that ``conf`` sets to
+    other than their man page default, with their values (what a daemon
+    names in its messages file, as 8.1.9's execd names execd_params it
+    cannot use)."""
+    return [(name, value) for name, value in conf.entries
+            if name in WITHOUT_EFFECT and " ".join(value.split()).lower() != MAN_PAGE_DEFAULTS[name].lower()]
+
+
 def _bool(value: str) -> bool:
     return value.lower() in ("true", "1")
 
@@ -535,7 +557,7 @@ class Configuration:
         got = self.get(attribute)
         return MAN_PAGE_DEFAULTS[attribute] if got is None else got
 
-    def with_value(self, attribute: str, value: str) -> "Configuration":
+    def with_value(self, attribute: str, value: str) -> Configuration:
         """A copy with ``attribute`` set (replaced in place, or appended)."""
         check_value(attribute, value, self.name)
         entries = list(self.entries)
@@ -547,7 +569,7 @@ class Configuration:
             entries.append((attribute, value))
         return attrs.evolve(self, entries=tuple(entries))
 
-    def without(self, attribute: str) -> "Configuration":
+    def without(self, attribute: str) -> Configuration:
         """A copy without ``attribute``."""
         return attrs.evolve(self, entries=tuple(e for e in self.entries if e[0] != attribute))
 

@@ -169,6 +169,16 @@ def format_time(seconds: float) -> str:
     return f"{s // 3600:02d}:{(s // 60) % 60:02d}:{s % 60:02d}"
 
 
+def time_request_text(text: str) -> str:
+    """A TIME value of a job's ``-l`` request as the qmaster keeps it (and
+    qstat -j, qstat -r and the accounting category show it): whole seconds
+    (``1:00:00`` → ``3600``, ``1.5`` → ``2``), INFINITY as written."""
+    seconds = parse_time(text)
+    if math.isinf(seconds):
+        return text
+    return f"{seconds:.0f}"
+
+
 def format_time_value(seconds: float) -> str:
     """A TIME complex value as the scheduler prints it (``double_print_time_to_dstring``).
 
@@ -205,6 +215,12 @@ def format_double(value: float) -> str:
     if math.isinf(value) and value > 0:
         return "infinity"
     return f"{value:f}"
+
+
+def is_decimal(text: str) -> bool:
+    """``text`` is a non-empty run of the digits 0-9, as 8.1.9's C parsers read a job id
+    (``str.isdigit`` also takes '²' and other digits ``int`` refuses)."""
+    return text.isascii() and text.isdigit()
 
 
 def is_number(text: str) -> bool:
@@ -278,10 +294,9 @@ def compare_values(value_type: str, a: str, b: str) -> int:
     """
     if value_type in NUMERIC_TYPES:
         x, y = parse_number(a), parse_number(b)
-    elif value_type in ("CSTRING", "HOST"):
-        x, y = a.lower(), b.lower()
-    elif value_type in STRING_TYPES:
-        x, y = a, b
-    else:
+        return (x > y) - (x < y)
+    if value_type in ("CSTRING", "HOST"):
+        a, b = a.lower(), b.lower()
+    elif value_type not in STRING_TYPES:
         raise SpecifierError(f'unknown complex attribute type "{value_type}"')
-    return (x > y) - (x < y)
+    return (a > b) - (a < b)

@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Callable, Union
-
-import attrs
+from collections.abc import Callable
+from dataclasses import dataclass
 
 #: The characters that make a request an expression rather than a plain text.
 EXPRESSION_CHARS = frozenset("*?[]&|!()")
@@ -207,7 +206,7 @@ def fnmatch(pattern: str, value: str) -> bool:
 # ---------------------------------------------------------------- expressions
 
 
-@attrs.frozen
+@dataclass(frozen=True, slots=True)
 class Pattern:
     """One pattern; ``text`` is matched with fnmatch if it has ``* ? [ ]``, else compared."""
 
@@ -220,31 +219,31 @@ class Pattern:
         return pat == value
 
 
-@attrs.frozen
+@dataclass(frozen=True, slots=True)
 class Not:
-    operand: "Node"
+    operand: Node
 
     def test(self, value: str, lower: Callable[[str], str] | None) -> bool:
         return not self.operand.test(value, lower)
 
 
-@attrs.frozen
+@dataclass(frozen=True, slots=True)
 class And:
-    operands: tuple["Node", ...]
+    operands: tuple[Node, ...]
 
     def test(self, value: str, lower: Callable[[str], str] | None) -> bool:
         return all(op.test(value, lower) for op in self.operands)
 
 
-@attrs.frozen
+@dataclass(frozen=True, slots=True)
 class Or:
-    operands: tuple["Node", ...]
+    operands: tuple[Node, ...]
 
     def test(self, value: str, lower: Callable[[str], str] | None) -> bool:
         return any(op.test(value, lower) for op in self.operands)
 
 
-Node = Union[Pattern, Not, And, Or]
+Node = Pattern | Not | And | Or
 
 
 def _tokens(expr: str) -> list[tuple[str, str, int]]:

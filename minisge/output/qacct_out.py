@@ -31,9 +31,13 @@ Public functions:
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from minisge.formats.sge_status import FAILED_TEXT
+from minisge.output.text import printable
 
 __all__ = [
     "FAILED_TEXT",
@@ -51,9 +55,6 @@ __all__ = [
 SEPARATOR = "=" * 62
 NULL = "(NULL)"
 
-#: Texts of the ``failed`` codes (execution states; accounting(5) field 12),
-#: as qacct prints them after the code.  Code 23 has no text.
-from minisge.exit_rules import FAILED_TEXT  # noqa: E402  (one table for all)
 
 _STRING_FIELDS = frozenset(
     "qname hostname group owner job_name account project department granted_pe "
@@ -75,7 +76,7 @@ def _get(record: Any, name: str) -> Any:
 def _text(record: Any, name: str) -> str:
     """A string field; qacct prints ``(NULL)`` for an empty one."""
     value = _get(record, name)
-    return NULL if value is None or value == "" else str(value)
+    return NULL if value is None or value == "" else printable(value)
 
 
 def failed_description(code: int) -> str:
@@ -86,8 +87,6 @@ def failed_description(code: int) -> str:
 
 def _signal_name(number: int) -> str:
     """strsignal(3) of ``number``, as glibc words it."""
-    import signal  # only for exit codes above 128; keeps start-up light
-
     try:
         text = signal.strsignal(number)
     except ValueError:
@@ -198,7 +197,7 @@ def format_job_not_found(job_number: int) -> str:
 
 def format_job_name_not_found(job_name: str) -> str:
     """stderr of ``qacct -j NAME`` when no record matches (qacct exits 1)."""
-    return f"error: job name {job_name} not found\n"
+    return f"error: job name {printable(job_name)} not found\n"
 
 
 def format_tasks_not_found(job: int | str, start: int, end: int, step: int) -> str:
@@ -224,8 +223,8 @@ SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
 _COLUMN_FIELDS = tuple(field for field, _ in SUMMARY_COLUMNS)
 _NUMERIC_COLUMNS = ("slots", "arid")
 _USAGE = ("ru_wallclock", "ru_utime", "ru_stime", "cpu", "mem", "io", "iow")
-_TITLE = "%13.13s %13.13s %13.13s %13.13s %18.18s %18.18s %18.18s" % (
-    "WALLCLOCK", "UTIME", "STIME", "CPU", "MEMORY", "IO", "IOW")
+_TITLE = " ".join(f"{title:>{width}.{width}}" for title, width in (
+    ("WALLCLOCK", 13), ("UTIME", 13), ("STIME", 13), ("CPU", 13), ("MEMORY", 18), ("IO", 18), ("IOW", 18)))
 
 
 def _cell(width: int, text: str) -> str:
@@ -237,7 +236,7 @@ def _column_text(field: str, value: Any) -> str:
     """A summary cell: ``%5u`` for slots and AR ids, the string otherwise."""
     if field in _NUMERIC_COLUMNS:
         return f"{int(value or 0):>5}"
-    return "" if value is None else str(value)
+    return "" if value is None else printable(value)
 
 
 def _usage_row(totals: Sequence[float]) -> str:
@@ -250,22 +249,26 @@ def _usage(record: Any) -> list[float]:
     return [float(_get(record, name)) for name in _USAGE]
 
 
-def _group_key(record: Any, field: str) -> Any:
+#: A summary row's key: the values of the grouping columns (ints for slots and AR).
+GroupKey = tuple[int | str, ...]
+
+
+def _group_key(record: Any, field: str) -> int | str:
     value = _get(record, field)
     if field in _NUMERIC_COLUMNS:
         return int(value or 0)
     return "" if value is None else str(value)
 
 
-def _sort_key(fields: Sequence[str], key: tuple) -> tuple:
+def _sort_key(fields: Sequence[str], key: GroupKey) -> GroupKey:
     """qacct's sort: host, queue, group, owner, project, department, PE, slots,
     AR, all ascending (hosts without regard to case); account is no sort key,
     so accounts keep the order in which they first appear."""
-    parts = []
-    for field, value in zip(fields, key):
+    parts: list[int | str] = []
+    for field, value in zip(fields, key, strict=True):
         if field == "account":
             continue
-        parts.append(value.lower() if field == "hostname" else value)
+        parts.append(str(value).lower() if field == "hostname" else value)
     return tuple(parts)
 
 
@@ -295,14 +298,14 @@ def format_qacct_summary(
     shown = [f for f in _COLUMN_FIELDS if f in fixed or f in flags]
 
     totals = [0.0] * len(_USAGE)
-    groups: dict[tuple, list[float]] = {}
+    groups: dict[GroupKey, list[float]] = {}
     for record in records:
         usage = _usage(record)
-        totals = [a + b for a, b in zip(totals, usage)]
+        totals = [a + b for a, b in zip(totals, usage, strict=True)]
         if flags:
             key = tuple(_group_key(record, f) for f in flags)
             sums = groups.setdefault(key, [0.0] * len(_USAGE))
-            groups[key] = [a + b for a, b in zip(sums, usage)]
+            groups[key] = [a + b for a, b in zip(sums, usage, strict=True)]
     rows = sorted(groups.items(), key=lambda item: _sort_key(flags, item[0]))
 
     widths = _summary_widths(shown, flags, fixed, [k for k, _ in rows])
@@ -317,7 +320,7 @@ def format_qacct_summary(
         return "".join(out)
     if flags:
         for key, sums in rows:
-            values = dict(zip(flags, key))
+            values = dict(zip(flags, key, strict=True))
             cells = "".join(
                 _cell(_value_width(f, widths), _column_text(f, fixed[f] if f in fixed else values[f]))
                 for f in shown)
@@ -329,7 +332,7 @@ def format_qacct_summary(
 
 
 def _summary_widths(shown: Sequence[str], flags: Sequence[str], fixed: Mapping[str, Any],
-                    keys: Sequence[tuple]) -> dict[str, int]:
+                    keys: Sequence[GroupKey]) -> dict[str, int]:
     """Column widths as qacct computes them: header length + 1 at least, the
     longest value + 1 otherwise; slots and AR start at 5 and grow to one more
     than their ``%5u`` text."""
@@ -344,7 +347,7 @@ def _summary_widths(shown: Sequence[str], flags: Sequence[str], fixed: Mapping[s
         if field not in _NUMERIC_COLUMNS:
             widths[field] = max(len(str(value)) + 1, len(headers[field]) + 1)
     for key in keys:
-        for field, value in zip(flags, key):
+        for field, value in zip(flags, key, strict=True):
             length = len(_column_text(field, value))
             if widths[field] <= length:
                 widths[field] = length + 1

@@ -31,6 +31,8 @@ Job dict (one per job; ``-j`` uses more keys, see :func:`format_job_detail`)::
            predecessors_requested [str], predecessors [int],
            ad_predecessors_requested [str], ad_predecessors [int],
            binding (str, "NONE")
+    job_is_first_task bool  False when its granted PE says so (-g t: the
+                            master queue gets a MASTER line beside its slots)
 
 Task dict (enrolled array task, or a block of pending tasks)::
 
@@ -70,9 +72,13 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from minisge.output.resource_value import format_memory
+from minisge.output.text import printable
+
 __all__ = [
     "Options",
     "compress_task_ids",
+    "compress_task_runs",
     "format_task_ranges",
     "format_job_list",
     "format_full",
@@ -88,6 +94,7 @@ __all__ = [
 
 QUEUE_WIDTH = 30
 _PENDING_BANNER = " - PENDING JOBS - PENDING JOBS - PENDING JOBS - PENDING JOBS - PENDING JOBS"
+_FINISHED_BANNER = " --  FINISHED JOBS  -  FINISHED JOBS  -  FINISHED JOBS  -  FINISHED JOBS  --  "
 _HASHES_EXT = "#" * 110
 _XML_HEAD = ("<?xml version='1.0'?>\n"
              '<job_info  xmlns:xsd="http://arc.liv.ac.uk/repos/darcs/sge/source/dist/'
@@ -145,17 +152,6 @@ def _asctime(epoch: float) -> str:
     return time.asctime(time.localtime(int(epoch)))
 
 
-def format_memory(value: float) -> str:
-    """double_print_memory_to_dstring: ``%.3f`` and K/M/G/T in 1024 steps,
-    no unit below 1K (``3.188M``, ``89.867M``, ``512.000``)."""
-    value = float(value)
-    magnitude = abs(value)
-    for unit, size in (("T", 1024.0**4), ("G", 1024.0**3), ("M", 1024.0**2), ("K", 1024.0)):
-        if magnitude >= size:
-            return f"{value / size:.3f}{unit}"
-    return f"{magnitude:.3f}"
-
-
 def format_cpu_time(seconds: float) -> str:
     """double_print_time_to_dstring: ``HH:MM:SS`` (hours may exceed 99)."""
     total = int(seconds)
@@ -178,8 +174,8 @@ def _c_g3(value: float, width: int = 0) -> str:
 
 
 def _cut(text: Any, width: int) -> str:
-    """printf ``%-W.Ws``: cut to ``width`` then left-justify."""
-    return f"{str(text)[:width]:<{width}}"
+    """printf ``%-W.Ws``: cut to ``width`` then left-justify (a user's text without its control characters)."""
+    return f"{printable(text)[:width]:<{width}}"
 
 
 # --------------------------------------------------------------------------
@@ -204,19 +200,26 @@ def compress_task_ids(ids: Iterable[int]) -> list[tuple[int, int, int]]:
     """Task ids to ranges the way Grid Engine does (range_list_insert_id in
     ascending order, then range_list_compress): ``1 2 3`` → ``1-3:1``,
     ``1 4 7 10`` → ``1-10:3``."""
-    ranges: list[list[int]] = []
+    runs: list[list[int]] = []
     for task in sorted(set(int(i) for i in ids)):
-        if ranges and ranges[-1][1] + ranges[-1][2] == task:
-            ranges[-1][1] = task
+        if runs and runs[-1][1] + runs[-1][2] == task:
+            runs[-1][1] = task
         else:
-            ranges.append([task, task, 1])
+            runs.append([task, task, 1])
+    return compress_task_runs((lo, hi) for lo, hi, _ in runs)
+
+
+def compress_task_runs(runs: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """:func:`compress_task_ids` of ids given as their maximal runs of
+    consecutive ids ``(first, last)``, ascending: what a million ids in one
+    run cost is one run (range_list_compress over the inserted ranges)."""
     merged: list[list[int]] = []
-    for rng in ranges:
+    for s2, e2 in runs:
+        st2 = 1
         if not merged:
-            merged.append(rng)
+            merged.append([s2, e2, st2])
             continue
         s1, e1, st1 = merged[-1]
-        s2, e2, st2 = rng
         if e1 + st1 == s2 and st1 == st2:
             merged[-1] = [s1, e2, st1]
         elif s1 == e1 and st1 == 1 and e1 == s2 - st2:
@@ -226,8 +229,8 @@ def compress_task_ids(ids: Iterable[int]) -> list[tuple[int, int, int]]:
         elif s1 == e1 and s2 == e2 and st1 == st2 == 1:
             merged[-1] = [s1, s2, s2 - s1]
         else:
-            merged.append(rng)
-    return [tuple(r) for r in merged]  # type: ignore[misc]
+            merged.append([s2, e2, st2])
+    return [(a, b, c) for a, b, c in merged]
 
 
 # --------------------------------------------------------------------------
@@ -240,7 +243,7 @@ class _Row:
     __slots__ = ("job", "task", "print_jobid", "queue", "master", "slots", "task_id",
                  "running", "state", "time", "values")
 
-    def __init__(self, job: Mapping, task: Mapping, *, print_jobid: bool = True,
+    def __init__(self, job: Mapping[str, Any], task: Mapping[str, Any], *, print_jobid: bool = True,
                  queue: str | None = None, master: str | None = None, slots: int = 1,
                  task_id: str | None = None, running: bool = False) -> None:
         self.job = job
@@ -258,7 +261,7 @@ class _Row:
         return _val(self.task, self.job, key, default)
 
 
-def _val(task: Mapping, job: Mapping, key: str, default: Any) -> Any:
+def _val(task: Mapping[str, Any], job: Mapping[str, Any], key: str, default: Any) -> Any:
     """A value of the task, else of the job, else ``default``."""
     if key in task and task[key] is not None:
         return task[key]
@@ -266,12 +269,12 @@ def _val(task: Mapping, job: Mapping, key: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def _tasks(job: Mapping) -> list[Mapping]:
+def _tasks(job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     tasks = job.get("tasks")
     return list(tasks) if tasks else [job]
 
 
-def _granted(task: Mapping, job: Mapping) -> list[tuple[str, int]]:
+def _granted(task: Mapping[str, Any], job: Mapping[str, Any]) -> list[tuple[str, int]]:
     granted = task.get("granted")
     if granted:
         return [(str(q), int(s)) for q, s in granted]
@@ -279,7 +282,7 @@ def _granted(task: Mapping, job: Mapping) -> list[tuple[str, int]]:
     return [(queue, int(_val(task, job, "slots", 1)))] if queue else []
 
 
-def _is_running(task: Mapping, job: Mapping) -> bool:
+def _is_running(task: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
     return bool(_granted(task, job))
 
 
@@ -288,7 +291,7 @@ def _default_queue_order(names: Iterable[str]) -> list[str]:
     return sorted(set(names), key=lambda n: tuple(n.split("@", 1)) if "@" in n else (n, ""))
 
 
-def _running_rows(jobs: Sequence[Mapping], queue_names: Sequence[str],
+def _running_rows(jobs: Sequence[Mapping[str, Any]], queue_names: Sequence[str],
                   opts: Options) -> list[tuple[str, _Row]]:
     """Running lines, queue by queue (qstat_handle_running_jobs)."""
     rows: list[tuple[str, _Row]] = []
@@ -308,7 +311,7 @@ def _running_rows(jobs: Sequence[Mapping], queue_names: Sequence[str],
     return rows
 
 
-def _lines_for_grant(job: Mapping, task: Mapping, queue: str, slots: int, total: int,
+def _lines_for_grant(job: Mapping[str, Any], task: Mapping[str, Any], queue: str, slots: int, total: int,
                      master: bool, opts: Options) -> list[_Row]:
     """The lines one granted queue of a running task gets."""
     task_id = str(task["task_number"]) if "task_number" in task else None
@@ -326,15 +329,15 @@ def _lines_for_grant(job: Mapping, task: Mapping, queue: str, slots: int, total:
     return lines
 
 
-def _pending_sort_key(job: Mapping) -> tuple:
+def _pending_sort_key(job: Mapping[str, Any]) -> tuple[float, int]:
     pending = [t for t in _tasks(job) if not _is_running(t, job)]
     prio = _val(pending[0], job, "prio", 0.0) if pending else job.get("prio", 0.0)
     return (-float(prio), int(job["job_number"]))
 
 
-def _pending_rows(jobs: Sequence[Mapping], opts: Options) -> list[_Row]:
+def _pending_rows(jobs: Sequence[Mapping[str, Any]], opts: Options) -> list[_Row]:
     """Pending lines (handle_pending_jobs): tasks of a job that share a state
-    are grouped into one line with their range list, unless -g d."""
+    and their holds are grouped into one line with their range list, unless -g d."""
     rows: list[_Row] = []
     for job in sorted(jobs, key=_pending_sort_key):
         slots = int(job.get("slots", 1) or 1)
@@ -343,9 +346,10 @@ def _pending_rows(jobs: Sequence[Mapping], opts: Options) -> list[_Row]:
             if pending:
                 rows.append(_Row(job, job, slots=slots))
             continue
-        groups: dict[str, list[Mapping]] = {}
-        for task in pending:
-            groups.setdefault(str(_val(task, job, "state", "")), []).append(task)
+        groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for task in pending:  # one line per state and kind of hold (job_create_hold_id_lists)
+            key = (str(_val(task, job, "state", "")), str(_val(task, job, "holds", "")))
+            groups.setdefault(key, []).append(task)
         for tasks in groups.values():
             ids: list[int] = []
             for task in tasks:
@@ -364,6 +368,17 @@ def _pending_rows(jobs: Sequence[Mapping], opts: Options) -> list[_Row]:
                 else:
                     text = format_task_ranges(compress_task_ids(ids))
                 rows.append(_Row(job, tasks[0], slots=slots, task_id=text))
+    return rows
+
+
+def _finished_rows(finished: Sequence[Mapping[str, Any]]) -> list[_Row]:
+    """The lines of ``-s z``: one per finished job, in the order they
+    finished, an array's task ranges in its ja-task-ID column."""
+    rows = []
+    for job in finished:
+        tasks = job.get("tasks") or ()
+        text = ",".join(format_task_ranges(t["ranges"]) for t in tasks if "ranges" in t) or None
+        rows.append(_Row(job, job, slots=int(job.get("slots", 1) or 1), task_id=text))
     return rows
 
 
@@ -479,7 +494,7 @@ def _resource_lines(row: _Row) -> str:
     """The -r block under a job line (job_stdout_* handlers of qstat.c)."""
     job = row.job
     indent = " " * 7
-    out = [f"{indent}Full jobname:     {job.get('name', '')}\n"]
+    out = [f"{indent}Full jobname:     {printable(job.get('name', ''))}\n"]
     if row.queue and row.running:
         master_queue = _granted(row.task, job)[0][0] if _granted(row.task, job) else row.queue
         out.append(f"{indent}Master Queue:     {master_queue}\n")
@@ -493,15 +508,15 @@ def _resource_lines(row: _Row) -> str:
     out.append(f"{indent}Hard Resources:   ")
     hard = list(job.get("hard_resources") or ())
     for i, (name, value, contribution) in enumerate(hard):
-        out.append(("" if i == 0 else " " * 25) + f"{name}={value or ''} ({float(contribution):f})\n")
+        out.append(("" if i == 0 else " " * 25) + f"{name}={printable(value or '')} ({float(contribution):f})\n")
     if not hard:
         out.append("\n")
     for name, value in job.get("default_requests") or ():
-        out.append(f"{indent}{name}={value} (default)\n")
+        out.append(f"{indent}{name}={printable(value)} (default)\n")
     out.append(f"{indent}Soft Resources:   ")
     soft = list(job.get("soft_resources") or ())
     for i, (name, value) in enumerate(soft):
-        out.append(("" if i == 0 else " " * 25) + f"{name}={value or ''}\n")
+        out.append(("" if i == 0 else " " * 25) + f"{name}={printable(value or '')}\n")
     if not soft:
         out.append("\n")
     for key, label, conv in (
@@ -515,8 +530,8 @@ def _resource_lines(row: _Row) -> str:
     ):
         values = job.get(key)
         if values:
-            out.append(f"{indent}{label}: " + ", ".join(str(conv(v)) for v in values) + "\n")
-    out.append(f"{indent}Binding:          {job.get('binding') or 'NONE'}\n")
+            out.append(f"{indent}{label}: " + ", ".join(printable(conv(v)) for v in values) + "\n")
+    out.append(f"{indent}Binding:          {printable(job.get('binding') or 'NONE')}\n")
     return "".join(out)
 
 
@@ -537,12 +552,14 @@ def _options(opts: Options | None, kw: Mapping[str, Any]) -> Options:
     return opts
 
 
-def format_job_list(jobs: Sequence[Mapping], queues: Sequence[str] | None = None,
-                    opts: Options | None = None, **switches: Any) -> str:
+def format_job_list(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | None = None,
+                    opts: Options | None = None, finished: Sequence[Mapping[str, Any]] = (),
+                    **switches: Any) -> str:
     """The default ``qstat`` listing (also ``-ext -pri -urg -t -g t -g d -r``).
 
     ``jobs``: job dicts (module docstring); ``queues``: queue instance names in
-    Grid Engine's order (default: cluster queue, then host).  Prints nothing at
+    Grid Engine's order (default: cluster queue, then host); ``finished``:
+    the finished jobs of ``-s z``, after the pending ones.  Prints nothing at
     all when there is no job line.
     """
     opts = _options(opts, switches)
@@ -551,6 +568,7 @@ def format_job_list(jobs: Sequence[Mapping], queues: Sequence[str] | None = None
         q for job in jobs for task in _tasks(job) for q, _ in _granted(task, job))
     rows = [row for _, row in _running_rows(jobs, names, opts)]
     rows += _pending_rows(jobs, opts)
+    rows += _finished_rows(finished)
     if not rows:
         return ""
     return _job_header(opts) + _render_rows(rows, opts)
@@ -566,7 +584,7 @@ def _queue_header(opts: Options, load_name: str) -> str:
             f"{load_name[:8]:<8} {'arch':<13} states\n")
 
 
-def _queue_line(queue: Mapping, opts: Options) -> str:
+def _queue_line(queue: Mapping[str, Any], opts: Options) -> str:
     """A queue instance line of ``qstat -f`` (qstat_stdout_queue_summary)."""
     w = opts.queue_width
     rule = "-" * 81 + ("-" * 108 if opts.ext else "") + "-" * max(0, w - 30) + "\n"
@@ -579,21 +597,22 @@ def _queue_line(queue: Mapping, opts: Options) -> str:
     line = (f"{str(queue['name'])[:w]:<{w}} {_cut(queue.get('qtype', ''), 5)} "
             f"{_cut(used, 14)} {_cut(load_text, 8)} {_cut(arch_text, 13)} "
             f"{'NA' if states is None else states}\n")
-    extra = "".join(f"\t{m}\n" for m in queue.get("messages") or ())
-    extra += "".join(f"\t{d}:{n}={v}\n" for d, n, v in queue.get("resources") or ())
+    extra = "".join(f"\t{printable(m)}\n" for m in queue.get("messages") or ())
+    extra += "".join(f"\t{d}:{n}={printable(v)}\n" for d, n, v in queue.get("resources") or ())
     return rule + line + extra
 
 
-def _pending_banner(opts: Options) -> str:
+def _pending_banner(opts: Options, text: str = _PENDING_BANNER) -> str:
     hashes = "#" * 76 + (_HASHES_EXT if opts.ext else "")
-    return f"\n{hashes}\n{_PENDING_BANNER}\n{hashes}\n"
+    return f"\n{hashes}\n{text}\n{hashes}\n"
 
 
-def format_full(queues: Sequence[Mapping], jobs: Sequence[Mapping],
+def format_full(queues: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
                 opts: Options | None = None, load_name: str = "load_avg",
-                **switches: Any) -> str:
+                finished: Sequence[Mapping[str, Any]] = (), **switches: Any) -> str:
     """``qstat -f`` (and ``-F``, ``-explain``, ``-f -r``...): every queue
-    instance with its jobs, then the pending jobs under their ``####`` banner.
+    instance with its jobs, then the pending jobs under their ``####`` banner,
+    then the ``finished`` ones (``-s z``) under theirs.
     ``queues`` are queue instance dicts in display order."""
     opts = _options(opts, switches)
     opts.full = True
@@ -609,10 +628,13 @@ def format_full(queues: Sequence[Mapping], jobs: Sequence[Mapping],
     if pending:
         out.append(_pending_banner(opts))
         out.append(_render_rows(pending, opts))
+    if finished:
+        out.append(_pending_banner(opts, _FINISHED_BANNER))
+        out.append(_render_rows(_finished_rows(finished), opts))
     return "".join(out)
 
 
-def format_cluster_summary(cqueues: Sequence[Mapping], ext: bool = False,
+def format_cluster_summary(cqueues: Sequence[Mapping[str, Any]], ext: bool = False,
                            queue_width: int = QUEUE_WIDTH) -> str:
     """``qstat -g c``: one line per cluster queue (cqueue_summary_stdout_*)."""
     w = queue_width
@@ -643,7 +665,7 @@ def format_cluster_summary(cqueues: Sequence[Mapping], ext: bool = False,
 
 
 def _xml_escape(text: Any) -> str:
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return (printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;").replace("'", "&apos;"))
 
 
@@ -676,9 +698,9 @@ def _xml_job(row: _Row, opts: Options, indent: str, section: str) -> str:
         fields.append(("JB_deadline", _ctime_xml(row.get("deadline", 0))))
     if opts.ext:
         for key, tag in (("cpu", "cpu_usage"), ("mem", "mem_usage"), ("io", "io_usage")):
-            value = row.task.get(key) if row.task is not row.job else row.job.get(key)
-            if value is not None:
-                fields.append((tag, f"{float(value):.5f}"))
+            usage = row.task.get(key) if row.task is not row.job else row.job.get(key)
+            if usage is not None:
+                fields.append((tag, f"{float(usage):.5f}"))
         fields += [("tickets", int(row.get("tickets", 0))),
                    ("JB_override_tickets", int(row.get("override_tickets", 0))),
                    ("JB_jobshare", int(float(row.get("share", 0.0)))),
@@ -700,7 +722,7 @@ def _xml_job(row: _Row, opts: Options, indent: str, section: str) -> str:
     return f'{indent}<job_list state="{section}">\n{body}{indent}</job_list>\n'
 
 
-def _xml_queue(queue: Mapping, rows: Iterable[_Row], opts: Options) -> str:
+def _xml_queue(queue: Mapping[str, Any], rows: Iterable[_Row], opts: Options) -> str:
     """A ``<Queue-List>`` element of ``qstat -f -xml``."""
     fields: list[tuple[str, Any]] = [
         ("name", queue["name"]), ("qtype", queue.get("qtype", "")),
@@ -722,8 +744,9 @@ def _xml_queue(queue: Mapping, rows: Iterable[_Row], opts: Options) -> str:
     return f"    <Queue-List>\n{body}    </Queue-List>\n"
 
 
-def format_xml(jobs: Sequence[Mapping], queues: Sequence[Mapping] | Sequence[str] | None = None,
-               full: bool = False, opts: Options | None = None, **switches: Any) -> str:
+def format_xml(jobs: Sequence[Mapping[str, Any]], queues: Sequence[Mapping[str, Any]] | Sequence[str] | None = None,
+               full: bool = False, opts: Options | None = None, finished: Sequence[Mapping[str, Any]] = (),
+               **switches: Any) -> str:
     """``qstat -xml`` and, with ``full=True``, ``qstat -f -xml``.
 
     Without ``full``, ``queues`` may be queue instance names (their order);
@@ -733,7 +756,7 @@ def format_xml(jobs: Sequence[Mapping], queues: Sequence[Mapping] | Sequence[str
     opts.full = full
     out = [_XML_HEAD, "  <queue_info>\n"]
     if full:
-        qdicts = list(queues or ())
+        qdicts = [q for q in queues or () if isinstance(q, Mapping)]
         running = _running_rows(jobs, [str(q["name"]) for q in qdicts], opts)
         for queue in qdicts:
             out.append(_xml_queue(queue, (r for q, r in running if q == queue["name"]), opts))
@@ -744,6 +767,7 @@ def format_xml(jobs: Sequence[Mapping], queues: Sequence[Mapping] | Sequence[str
                    for _, r in _running_rows(jobs, names, opts))
     out.append("  </queue_info>\n  <job_info>\n")
     out.extend(_xml_job(r, opts, "    ", "pending") for r in _pending_rows(jobs, opts))
+    out.extend(_xml_job(r, opts, "    ", "zombie") for r in _finished_rows(finished))
     out.append("  </job_info>\n</job_info>\n")
     return "".join(out)
 
@@ -761,7 +785,8 @@ _LABEL = 28  # "job_number:                 5": values start in column 29
 
 
 def _kv(label: str, value: Any) -> str:
-    return f"{label + ':':<{_LABEL}}{value}\n"
+    """One ``label: value`` line of ``qstat -j``; a user's text in the value keeps to its line."""
+    return f"{label + ':':<{_LABEL}}{printable(value)}\n"
 
 
 def _paths(entries: Iterable[Any]) -> str:
@@ -781,7 +806,7 @@ def _pairs(entries: Iterable[Sequence[Any]]) -> str:
     return ",".join(f"{n}={'NONE' if v is None else v}" for n, v in entries)
 
 
-def format_job_detail(job: Mapping, scheduling_info: Sequence[str] = ()) -> str:
+def format_job_detail(job: Mapping[str, Any], scheduling_info: Sequence[str] = ()) -> str:
     """One job of ``qstat -j``: the 62-``=`` line, the job's attributes (keys
     padded to 28 columns, cull_show_job order), usage and binding of running
     tasks, error reasons, then ``scheduling info:`` lines (global scheduler
@@ -866,14 +891,18 @@ def format_job_detail(job: Mapping, scheduling_info: Sequence[str] = ()) -> str:
         out.append(_kv("hard_queue_list", ",".join(j["hard_queue_list"])))
     if j.get("soft_queue_list"):
         out.append(_kv("soft_queue_list", ",".join(j["soft_queue_list"])))
-    if j.get("restart"):
+    if j.get("restart") is not None:  # -r n too ("restart: n"; qrsh's jobs)
         out.append(_kv("restart", "y" if j["restart"] in (1, True, "y") else "n"))
     if j.get("shell_list"):
         out.append(_kv("shell_list", _pairs_colon(j["shell_list"])))
     if j.get("verify"):
         out.append(_kv("verify", "-verify"))
     if j.get("env_list") is not None:
-        out.append(_kv("env_list", _pairs(j["env_list"])))
+        if j.get("verify"):  # qsub -verify shows the request before the qmaster: "" alone, unset NONE
+            out.append(_kv("env_list", ",".join(n if v == "" else f"{n}={'NONE' if v is None else v}"
+                                                for n, v in j["env_list"])))
+        else:  # an empty value reaches the qmaster as none
+            out.append(_kv("env_list", _pairs((n, v or None) for n, v in j["env_list"])))
     if j.get("job_args"):
         out.append(_kv("job_args", ",".join(str(a) for a in j["job_args"])))
     if j.get("qs_args"):
@@ -884,8 +913,10 @@ def format_job_detail(job: Mapping, scheduling_info: Sequence[str] = ()) -> str:
         out.append(_kv("script_size", int(j["script_size"])))
     if has("script_file"):
         out.append(_kv("script_file", j["script_file"]))
+    if j.get("script_ptr") is not None:  # qsub -verify: the script itself
+        out.append(f"{'script_ptr:':<23}\n{j['script_ptr']}\n")  # the user's own, as it is
     if j.get("pe"):
-        out.append(f"parallel environment:  {j['pe']} range: {j.get('pe_range', '')}\n")
+        out.append(f"parallel environment:  {printable(j['pe'])} range: {printable(j.get('pe_range', ''))}\n")
     for key, label in (("jid_predecessor_request", "jid_predecessor_list (req)"),
                        ("jid_predecessor_list", "jid_predecessor_list"),
                        ("jid_successor_list", "jid_successor_list"),
@@ -917,12 +948,13 @@ def _pairs_colon(entries: Iterable[Any]) -> str:
     return ",".join(e if isinstance(e, str) else f"{e[0] or 'NONE'}:{e[1]}" for e in entries)
 
 
-def _task_usage(tasks: Sequence[Mapping]) -> str:
+def _task_usage(tasks: Sequence[Mapping[str, Any]]) -> str:
     """usage / binding / error reason lines of the tasks (cull_show_job end)."""
     out = []
     running = [t for t in tasks if t.get("running")]
-    for i, task in enumerate(running):
-        head = "usage" if i == 0 else "     "
+    for task in running:
+        # 8.1.9 labels every task's line "usage" (as "binding" below)
+        head = "usage"
         vmem = float(task.get("vmem") or 0.0)
         maxvmem = float(task.get("maxvmem") or 0.0)
         out.append(
@@ -936,22 +968,22 @@ def _task_usage(tasks: Sequence[Mapping]) -> str:
         # Grid Engine labels every task "binding" (its first_task flag is
         # reset inside the loop).
         out.append(f"binding {int(task['task_number']):7d}:            "
-                   f"{task.get('binding') or 'NONE'}\n")
+                   f"{printable(task.get('binding') or 'NONE')}\n")
     for task in tasks:
         for k, message in enumerate(task.get("messages") or ()):
             label = "error reason" if k == 0 else " " * 12
-            out.append(f"{label} {int(task['task_number']):10d}:      {message}\n")
+            out.append(f"{label} {int(task['task_number']):10d}:      {printable(message)}\n")
     return "".join(out)
 
 
 def _scheduling_lines(lines: Sequence[str]) -> str:
     out = []
     for i, line in enumerate(lines):
-        out.append(("scheduling info:            " if i == 0 else " " * 28) + f"{line}\n")
+        out.append(("scheduling info:            " if i == 0 else " " * 28) + f"{printable(line)}\n")
     return "".join(out)
 
 
-def format_job_details(jobs: Sequence[Mapping], global_info: Sequence[str] = (),
+def format_job_details(jobs: Sequence[Mapping[str, Any]], global_info: Sequence[str] = (),
                        job_info: Mapping[int, Sequence[str]] | None = None) -> str:
     """``qstat -j ID[,ID...]``: every found job, each with the global scheduler
     messages then its own (``job_info`` maps job number → messages)."""
@@ -973,13 +1005,13 @@ def format_scheduling_summary(global_info: Sequence[str],
     come in message-number order; each job id is listed once per reason."""
     out = []
     for i, line in enumerate(global_info):
-        out.append(("scheduling info:            " if i == 0 else " " * 28) + f"{line}\n")
+        out.append(("scheduling info:            " if i == 0 else " " * 28) + f"{printable(line)}\n")
     if global_info:
         out.append("\n")
     for n, (text, ids) in enumerate(reasons):
         if n:
             out.append("\n\n")
-        out.append(text + "\n")
+        out.append(printable(text) + "\n")
         lines: list[str] = []
         current = ""
         count = 0
@@ -997,3 +1029,211 @@ def format_scheduling_summary(global_info: Sequence[str],
     if reasons:
         out.append("\n")
     return "".join(out)
+
+
+# --------------------------------------------------------------------------
+# qstat -j -xml
+
+#: Scheduler message numbers (msg_schedd.h id - 47041) for ``-j -xml``.
+_MESSAGE_NUMBERS = (
+    ("dropped because it is overloaded", 27), ("All queues dropped", 28),
+    ("Job is in hold state", 33), ("dropped because it is full", 37),
+    ("dropped because it is suspended", 38), ("dropped because it is disabled", 39),
+    ("dropped because it is temporarily not available", 40),
+    ("because it only offers", 24),
+    ("(Collecting of scheduler job information is turned off)", 83),  # schedd_job_info false
+    ("(Scheduler job information not available for every job)", 84),  # schedd_job_info job_list
+    ("There are no messages available", 90),  # as the peer numbers it (SCHEDD_INFO_NOMESSAGE)
+)
+
+_XML_DETAIL_HEAD = ("<?xml version='1.0'?>\n<detailed_job_info  xmlns:xsd=\"http://arc.liv.ac.uk/repos/"
+                    "darcs/sge/source/dist/util/resources/schemas/qstat/detailed_job_info.xsd\">\n")
+
+
+def message_number(text: str) -> int:
+    """The number 8.1.9 gives a scheduler message (MES_message_number); 0 when unknown."""
+    for fragment, number in _MESSAGE_NUMBERS:
+        if fragment in text:
+            return number
+    return 0
+
+
+def _x(indent: int, tag: str, value: Any) -> str:
+    return f"{' ' * indent}<{tag}>{_xml_escape(value)}</{tag}>\n"
+
+
+def _x_list(indent: int, tag: str, item: str, rows: Iterable[Sequence[tuple[str, Any]]]) -> str:
+    """A sublist element: ``<tag><item><field>..</field>..</item>..</tag>``;
+    a field whose value is None is left out (an unset CULL string)."""
+    pad = " " * indent
+    body = []
+    for row in rows:
+        fields = "".join(_x(indent + 4, name, value) for name, value in row if value is not None)
+        body.append(f"{pad}  <{item}>\n{fields}{pad}  </{item}>\n")
+    return f"{pad}<{tag}>\n{''.join(body)}{pad}</{tag}>\n" if body else ""
+
+
+def _x_requests(indent: int, tag: str, requests: Iterable[Sequence[Any]]) -> str:
+    rows = [[("CE_name", name), ("CE_valtype", valtype), ("CE_stringval", value),
+             ("CE_doubleval", f"{float(number):.6f}"), ("CE_relop", 0), ("CE_consumable", 0),
+             ("CE_dominant", 0), ("CE_pj_doubleval", "0.000000"), ("CE_pj_dominant", 0),
+             ("CE_requestable", 0), ("CE_tagged", 0)] for name, valtype, value, number in requests]
+    return _x_list(indent, tag, "qstat_l_requests", rows)
+
+
+def _x_paths(indent: int, tag: str, entries: Iterable[Any] | None) -> str:
+    rows = []
+    for entry in entries or ():
+        host, path = (None, entry) if isinstance(entry, str) else (entry[0], entry[1])
+        rows.append([("PN_path", path), ("PN_host", host or ""), ("PN_file_host", ""),
+                     ("PN_file_staging", "false")])
+    return _x_list(indent, tag, "path_list", rows)
+
+
+def _x_queues(indent: int, tag: str, names: Iterable[str] | None) -> str:
+    return _x_list(indent, tag, "destin_ident_list", [[("QR_name", n)] for n in names or ()])
+
+
+def _x_ja_tasks(indent: int, tasks: Iterable[Mapping[str, Any]]) -> str:
+    """``JB_ja_tasks``: each running task's status (JRUNNING), number, online
+    usage once its execd reported it, start time and share of tickets."""
+    pad = " " * indent
+    body = []
+    for t in tasks:
+        usage = ""
+        if t.get("usage"):
+            usage = _x_list(indent + 4, "JAT_scaled_usage_list", "scaled",
+                            [[("UA_name", k), ("UA_value", f"{float(t['usage'].get(k, 0.0)):.6f}")]
+                             for k in ("cpu", "mem", "io", "iow", "vmem", "maxvmem")])
+        body.append(f"{pad}  <ulong_sublist>\n" + _x(indent + 4, "JAT_status", 128)
+                    + _x(indent + 4, "JAT_task_number", t["task_number"]) + usage
+                    + _x(indent + 4, "JAT_start_time", int(t.get("start_time") or 0))
+                    + _x(indent + 4, "JAT_ntix", f"{float(t.get('ntix', 0.5)):.6f}") + f"{pad}  </ulong_sublist>\n")
+    return f"{pad}<JB_ja_tasks>\n{''.join(body)}{pad}</JB_ja_tasks>\n" if body else ""
+
+
+def _xml_job_detail(j: Mapping[str, Any]) -> str:
+    """One ``<element>`` of ``qstat -j -xml``: the JB_ elements in 8.1.9's
+    order (as captured; a list element only when the list is not empty)."""
+    x = j.get("xml") or {}
+    i = 6
+    out = ["    <element>\n", _x(i, "JB_job_number", j["job_number"]), _x(i, "JB_ar", int(j.get("ar_id") or 0))]
+    if j.get("exec_file"):
+        out.append(_x(i, "JB_exec_file", j["exec_file"]))
+    out.append(_x(i, "JB_submission_time", int(j.get("submission_time") or 0)))
+    for tag, key in (("JB_owner", "owner"), ("JB_uid", "uid"), ("JB_group", "group"), ("JB_gid", "gid"),
+                     ("JB_account", "account")):
+        if j.get(key) is not None:
+            out.append(_x(i, tag, j[key]))
+    out.append(_x(i, "JB_merge_stderr", "true" if j.get("merge") else "false"))
+    mails = [str(m).partition("@") for m in j.get("mail_list") or ()]
+    # a mail list the job gave (-M) is a "mail_list"; qsub's default one an unnamed list
+    out.append(_x_list(i, "JB_mail_list", "mail_list" if x.get("mail_list_given") else "element",
+                       [[("MR_user", u), ("MR_host", h or None)] for u, _, h in mails]))
+    if j.get("project"):
+        out.append(_x(i, "JB_project", j["project"]))
+    out.append(_x(i, "JB_notify", "true" if j.get("notify") else "false"))
+    out.append(_x(i, "JB_job_name", j.get("job_name") or ""))
+    out.append(_x_paths(i, "JB_stdout_path_list", j.get("stdout_path_list")))
+    out.append(_x(i, "JB_jobshare", int(j.get("jobshare") or 0)))
+    out.append(_x_requests(i, "JB_hard_resource_list", x.get("hard_requests") or ()))
+    out.append(_x_requests(i, "JB_soft_resource_list", x.get("soft_requests") or ()))
+    out.append(_x_queues(i, "JB_hard_queue_list", j.get("hard_queue_list")))
+    out.append(_x_queues(i, "JB_soft_queue_list", j.get("soft_queue_list")))
+    out.append(_x_paths(i, "JB_shell_list", j.get("shell_list")))
+    out.append(_x_list(i, "JB_env_list", "job_sublist",
+                       [[("VA_variable", k), ("VA_value", v)] for k, v in x.get("env") or ()]))
+    out.append(_x_list(i, "JB_job_args", "element", [[("ST_name", a)] for a in j.get("job_args") or ()]))
+    if j.get("script_file"):
+        out.append(_x(i, "JB_script_file", j["script_file"]))
+    out.append(_x_ja_tasks(i, x.get("ja_tasks") or ()))
+    out.append(_x_list(i, "JB_context", "context_list",
+                       [[("VA_variable", k), ("VA_value", v)] for k, v in j.get("context") or ()]))
+    if j.get("cwd"):
+        out.append(_x(i, "JB_cwd", j["cwd"]))
+    out.append(_x_paths(i, "JB_stderr_path_list", j.get("stderr_path_list")))
+    out.append(_x_paths(i, "JB_stdin_path_list", j.get("stdin_path_list")))
+    out.append(_x_list(i, "JB_jid_predecessor_list", "job_predecessors",
+                       [[("JRE_job_number", n)] for n in j.get("jid_predecessor_list") or ()]))
+    out.append(_x_list(i, "JB_jid_successor_list", "job_successors",
+                       [[("JRE_job_number", n)] for n in j.get("jid_successor_list") or ()]))
+    requested = _x_list(i, "JB_jid_request_list", "element",
+                        [[("JRE_job_number", 0), ("JRE_job_name", n)] for n in j.get("jid_predecessor_request") or ()])
+    out.append(requested)
+    out.append(_x(i, "JB_deadline", int(j.get("deadline") or 0)))
+    out.append(_x(i, "JB_execution_time", int(j.get("execution_time") or 0)))
+    out.append(_x(i, "JB_checkpoint_attr", 0))
+    out.append(_x(i, "JB_checkpoint_interval", int(j.get("checkpoint_interval") or 0)))
+    out.append(_x(i, "JB_reserve", "true" if j.get("reserve") else "false"))
+    out.append(_x(i, "JB_mail_options", int(x.get("mail_options") or 0)))
+    out.append(_x(i, "JB_priority", int(j.get("priority") or 0) + 1024))
+    out.append(_x(i, "JB_restart", int(x.get("restart") or 0)))
+    out.append(_x(i, "JB_verify", 0))
+    out.append(_x_queues(i, "JB_master_hard_queue_list", j.get("master_hard_queue_list")))
+    out.append(_x(i, "JB_script_size", 0))
+    if j.get("pe"):
+        out.append(_x(i, "JB_pe", j["pe"]))
+        out.append(_x_list(i, "JB_pe_range", "ranges",
+                           [[("RN_min", lo), ("RN_max", hi), ("RN_step", 1)] for lo, hi in x.get("pe_ranges") or ()]))
+    out.append(requested)  # 8.1.9 shows the -hold_jid request list twice
+    for tag in ("JB_verify_suitable_queues", "JB_soft_wallclock_gmt", "JB_hard_wallclock_gmt",
+                "JB_override_tickets", "JB_version"):
+        out.append(_x(i, tag, 0))
+    start, end, step = j.get("array") or (1, 1, 1)
+    out.append(_x_list(i, "JB_ja_structure", "task_id_range",
+                       [[("RN_min", start), ("RN_max", end), ("RN_step", step)]]))
+    out.append(_x(i, "JB_type", int(x.get("type") or 0)))
+    if x.get("binding"):  # -binding: its BN_* fields under <binding> (8.1.9)
+        out.append(_x_list(i, "JB_binding", "binding", [[(str(t), v) for t, v in x["binding"]]]))
+    else:
+        out.append(_x_list(i, "JB_binding", "element", [[
+            ("BN_strategy", "no_job_binding"), ("BN_type", 0), ("BN_parameter_n", 0),
+            ("BN_parameter_socket_offset", 0), ("BN_parameter_core_offset", 0),
+            ("BN_parameter_striding_step_size", 0), ("BN_parameter_explicit", "no_explicit_binding")]]))
+    out.append(_x(i, "JB_ja_task_concurrency", int(j.get("task_concurrency") or 0)))
+    out.append(_x(i, "JB_nurg", f"{float(x.get('nurg') or 0.0):.6f}"))
+    out.append("    </element>\n")
+    return "".join(out)
+
+
+def _xml_message_lists(global_info: Sequence[str], job_info: Mapping[int, Sequence[str]], indent: str) -> str:
+    """``SME_message_list`` (each job's own messages, with its number) and
+    ``SME_global_message_list``, each only when it has a message."""
+    out = []
+    own = [(jid, m) for jid, messages in job_info.items() for m in messages]
+    if own:
+        out.append(f"{indent}<SME_message_list>\n")
+        for jid, m in own:
+            out.append(f"{indent}  <element>\n{indent}    <MES_job_number_list>\n"
+                       f"{indent}      <ulong_sublist>\n{indent}        <ULNG_value>{int(jid)}</ULNG_value>\n"
+                       f"{indent}      </ulong_sublist>\n{indent}    </MES_job_number_list>\n"
+                       f"{indent}    <MES_message_number>{message_number(m)}</MES_message_number>\n"
+                       f"{indent}    <MES_message>{_xml_escape(m)}</MES_message>\n{indent}  </element>\n")
+        out.append(f"{indent}</SME_message_list>\n")
+    if global_info:
+        out.append(f"{indent}<SME_global_message_list>\n")
+        for m in global_info:
+            out.append(f"{indent}  <element>\n"
+                       f"{indent}    <MES_message_number>{message_number(m)}</MES_message_number>\n"
+                       f"{indent}    <MES_message>{_xml_escape(m)}</MES_message>\n{indent}  </element>\n")
+        out.append(f"{indent}</SME_global_message_list>\n")
+    return "".join(out)
+
+
+def format_job_details_xml(jobs: Sequence[Mapping[str, Any]], global_info: Sequence[str] = (),
+                           job_info: Mapping[int, Sequence[str]] | None = None) -> str:
+    """``qstat -j ID[,ID...] -xml``: each job's JB_ elements (the keys of
+    :func:`format_job_detail` and its ``xml`` dict: the raw values), then
+    the scheduler's messages, the jobs' own first, then the global ones."""
+    job_info = {int(k): v for k, v in (job_info or {}).items()
+                if int(k) in {int(j["job_number"]) for j in jobs}}
+    return (_XML_DETAIL_HEAD + "  <djob_info>\n" + "".join(_xml_job_detail(j) for j in jobs) + "  </djob_info>\n"
+            "  <messages>\n    <element>\n" + _xml_message_lists(global_info, job_info, "      ")
+            + "    </element>\n  </messages>\n</detailed_job_info>\n")
+
+
+def format_scheduling_summary_xml(global_info: Sequence[str]) -> str:
+    """``qstat -j -xml`` without ids: the global scheduler messages."""
+    return ("<?xml version='1.0'?>\n<message  xmlns:xsd=\"http://arc.liv.ac.uk/repos/darcs/"
+            "sge/source/dist/util/resources/schemas/qstat/message.xsd\">\n  <element>\n"
+            + _xml_message_lists(global_info, {}, "    ") + "  </element>\n</message>\n")

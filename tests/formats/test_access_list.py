@@ -4,11 +4,18 @@ import string
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats import access_list
-from minisge.formats.access_list import AccessList, contains, has_access, parse, template, write
+from minisge.formats.access_list import (
+    AccessList,
+    contains,
+    has_access,
+    parse,
+    template,
+    write,
+)
 from minisge.formats.errors import FormatError
 
 GOLDEN = Path(__file__).parent.parent / "golden"
@@ -239,13 +246,11 @@ ACLS = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
 @given(ACLS)
 def test_write_then_parse_gives_the_same_access_list(acl):
     assert parse(write(acl)) == acl
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_mangled_text_raises_only_format_error(data):
     text = write(parse((GOLDEN / "qconf_-su_hp_dept").read_text()))
@@ -258,7 +263,6 @@ def test_mangled_text_raises_only_format_error(data):
         pass
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
 def test_random_text_raises_only_format_error(text):
     try:

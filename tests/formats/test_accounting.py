@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats import accounting
@@ -191,7 +191,8 @@ def test_failed_codes_have_qacct_texts():
 
 # --- properties ---------------------------------------------------------------------------------
 
-_text = st.text(alphabet=st.characters(blacklist_characters=":\n\r", blacklist_categories=("Cs",)), min_size=1, max_size=12)
+_text = st.text(alphabet=st.characters(blacklist_characters=":\n\r", blacklist_categories=("Cs",)),
+                min_size=1, max_size=12)
 _word = _text.filter(lambda s: s.strip() == s and len(s) > 0)
 _u32 = st.integers(0, 2**32 - 1)
 _u64 = st.integers(0, 2**63 - 1)
@@ -221,20 +222,17 @@ def records(draw):
     return AccountingRecord(**values)
 
 
-@settings(max_examples=200, deadline=None)
 @given(records())
 def test_write_then_parse_gives_the_same_record(r):
     assert parse_line(write_line(r)) == r
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.lists(records(), max_size=5))
 def test_a_file_of_written_records_reads_back_in_order(rs):
     text = header() + "".join(write_line(r) for r in rs)
     assert list(read_file(text)) == rs
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=400))
 def test_random_text_raises_only_format_error(text):
     try:
@@ -243,7 +241,6 @@ def test_random_text_raises_only_format_error(text):
         pass
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_mutated_golden_line_raises_only_format_error(data):
     line = golden_line("hrt")

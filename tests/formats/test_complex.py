@@ -8,7 +8,7 @@ the messages are the real ones.
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats import complex as cx
@@ -111,7 +111,8 @@ def test_default_and_urgency_are_written_as_given():
 
 def test_column_widths_grow_with_the_longest_value():
     # real qconf -sc after adding this line
-    text = write(parse(with_line("hc_a_very_long_name_exceeding_widths hca_long_shortcut_name restring == y n NONE 100000000000")))
+    text = write(parse(with_line(
+        "hc_a_very_long_name_exceeding_widths hca_long_shortcut_name restring == y n NONE 100000000000")))
     lines = text.splitlines()
     assert lines[0] == (
         "#name                                   shortcut                  type        relop requestable"
@@ -131,7 +132,8 @@ def test_excl_widens_the_relop_column():
 
 
 def test_footer_line():
-    assert write(default_complex()).endswith("# >#< starts a comment but comments are not saved across edits --------\n")
+    assert write(default_complex()).endswith(
+        "# >#< starts a comment but comments are not saved across edits --------\n")
 
 
 def test_empty_list_writes_header_and_footer():
@@ -146,12 +148,14 @@ def test_empty_list_writes_header_and_footer():
 # --- reading ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("word,value", [("y", "YES"), ("yes", "YES"), ("n", "NO"), ("no", "NO"), ("f", "FORCED"), ("forced", "FORCED"), ("FORCED", "FORCED")])
+@pytest.mark.parametrize("word,value", [("y", "YES"), ("yes", "YES"), ("n", "NO"), ("no", "NO"), ("f", "FORCED"),
+                                        ("forced", "FORCED"), ("FORCED", "FORCED")])
 def test_requestable_words(word, value):
     assert added(f"hc_a hca INT <= {word} n 0 0").requestable == value
 
 
-@pytest.mark.parametrize("word,value", [("y", "YES"), ("YES", "YES"), ("n", "NO"), ("No", "NO"), ("j", "JOB"), ("JOB", "JOB")])
+@pytest.mark.parametrize("word,value", [("y", "YES"), ("YES", "YES"), ("n", "NO"), ("No", "NO"), ("j", "JOB"),
+                                        ("JOB", "JOB")])
 def test_consumable_words(word, value):
     default = "0" if value == "NO" else "5"
     assert added(f"hc_a hca INT <= y {word} {default} 0").consumable == value
@@ -243,7 +247,8 @@ def test_string_default_must_be_none():
 
 
 def test_excl_only_for_bool():
-    assert rejected("hc_a hca INT EXCL y n 0 0").message == 'Complex "hc_a" must be BOOL to use EXCL as relational operator'
+    assert rejected("hc_a hca INT EXCL y n 0 0").message == (
+        'Complex "hc_a" must be BOOL to use EXCL as relational operator')
 
 
 def test_excl_must_be_consumable():
@@ -251,7 +256,8 @@ def test_excl_must_be_consumable():
 
 
 def test_consumable_bool_must_be_excl():
-    assert rejected("hc_a hca BOOL == y y 0 0").message == 'Exclusive complex "hc_a" must have EXCL as relational operator'
+    assert rejected("hc_a hca BOOL == y y 0 0").message == (
+        'Exclusive complex "hc_a" must have EXCL as relational operator')
 
 
 def test_exclusive_consumable_bool_is_accepted():
@@ -277,13 +283,17 @@ def test_non_consumable_default_must_be_zero():
 
 
 def test_default_must_be_a_value_of_the_type():
-    assert rejected("hc_a hca TIME <= y n 0:0 0").message == "Complex \"hc_a\"'s default value should be of type \"time value\""
-    assert rejected("hc_a hca MEMORY <= n y 1X 0").message == "Complex \"hc_a\"'s default value should be of type \"memory value\""
-    assert rejected('hc_a hca INT <= y n "0" 0').message == "Complex \"hc_a\"'s default value should be of type \"integer value\""
+    assert rejected("hc_a hca TIME <= y n 0:0 0").message == (
+        "Complex \"hc_a\"'s default value should be of type \"time value\"")
+    assert rejected("hc_a hca MEMORY <= n y 1X 0").message == (
+        "Complex \"hc_a\"'s default value should be of type \"memory value\"")
+    assert rejected('hc_a hca INT <= y n "0" 0').message == (
+        "Complex \"hc_a\"'s default value should be of type \"integer value\"")
 
 
 def test_consumable_not_requestable_needs_a_default():
-    assert rejected("hc_a hca INT <= n y 0 0").message == 'Consumable "hc_a" needs a default value because it is not requestable.'
+    assert rejected("hc_a hca INT <= n y 0 0").message == (
+        'Consumable "hc_a" needs a default value because it is not requestable.')
     assert added("hc_a hca INT <= n y 1 0").default == "1"
 
 
@@ -300,20 +310,23 @@ def test_consumable_defaults_grid_engine_accepts():
 
 def test_urgency_must_be_a_number():
     err = rejected("hc_a hca INT <= y n 0 abc")
-    assert err.message == 'The following error occurred for complex "hc_a", while parsing the urgency value: "double value"'
+    assert err.message == (
+        'The following error occurred for complex "hc_a", while parsing the urgency value: "double value"')
     assert added("hc_a hca INT <= y n 0 -5").urgency == "-5"
     assert added("hc_a hca INT <= y n 0 INFINITY").urgency == "INFINITY"
 
 
 def test_tmpdir_is_not_requestable():
-    text = SC.replace("tmpdir              tmp        STRING    ==    NO", "tmpdir              tmp        STRING    ==    YES")
+    text = SC.replace("tmpdir              tmp        STRING    ==    NO",
+                      "tmpdir              tmp        STRING    ==    YES")
     with pytest.raises(FormatError) as err:
         parse(text)
     assert err.value.message == 'Complex attribute "tmpdir" is not requestable'
 
 
 def test_builtin_type_cannot_change():
-    text = SC.replace("arch                a          STRING", "arch                a          INT   ").replace("NONE     0\ncalendar", "0     0\ncalendar", 1)
+    text = SC.replace("arch                a          STRING", "arch                a          INT   ").replace(
+        "NONE     0\ncalendar", "0     0\ncalendar", 1)
     with pytest.raises(FormatError) as err:
         parse(text)
     assert err.value.message == 'The type of the complex "arch" cannot be changed due to its built in status'
@@ -347,7 +360,8 @@ def test_added_attribute_may_be_deleted():
 
 def test_slots_keeps_its_definition_but_not_its_urgency():
     # real: "slots s INT <= NO NO 0 0" is stored as "slots s INT <= YES YES 1 0"
-    text = SC.replace("slots               s          INT       <=    YES         YES        1        1000", "slots s INT <= NO NO 0 0")
+    text = SC.replace("slots               s          INT       <=    YES         YES        1        1000",
+                      "slots s INT <= NO NO 0 0")
     new = check_modification(default_complex(), parse(text))
     assert new["slots"] == ComplexAttr("slots", "s", "INT", "<=", "YES", "YES", "1", "0")
 
@@ -447,15 +461,20 @@ def _attrs(draw, name):
     urgency = draw(st.sampled_from(["0", "1000", "-1.5", "1e3"]))
     if kind == "string":
         t = draw(st.sampled_from(["STRING", "CSTRING", "RESTRING", "HOST"]))
-        return ComplexAttr(name, shortcut, t, draw(st.sampled_from(["==", "!="])), draw(st.sampled_from(list(Requestable))), "NO", draw(st.sampled_from(["NONE", "none"])), urgency)
+        return ComplexAttr(name, shortcut, t, draw(st.sampled_from(["==", "!="])),
+                           draw(st.sampled_from(list(Requestable))), "NO", draw(st.sampled_from(["NONE", "none"])),
+                           urgency)
     if kind == "number":
         t = draw(st.sampled_from(["INT", "DOUBLE", "TIME", "MEMORY"]))
-        return ComplexAttr(name, shortcut, t, draw(st.sampled_from(["==", "<", ">", "<=", ">=", "!="])), draw(st.sampled_from(list(Requestable))), "NO", draw(st.sampled_from(["0", "0:0:0", "0G", "false"])), urgency)
+        return ComplexAttr(name, shortcut, t, draw(st.sampled_from(["==", "<", ">", "<=", ">=", "!="])),
+                           draw(st.sampled_from(list(Requestable))), "NO",
+                           draw(st.sampled_from(["0", "0:0:0", "0G", "false"])), urgency)
     if kind == "consumable":
         t = draw(st.sampled_from(["INT", "DOUBLE", "TIME", "MEMORY"]))
         req = draw(st.sampled_from(list(Requestable)))
         default = {"NO": "1", "FORCED": "0"}.get(req.value) or draw(_numeric_values)
-        return ComplexAttr(name, shortcut, t, "<=", req, draw(st.sampled_from([Consumable.YES, Consumable.JOB])), default, urgency)
+        return ComplexAttr(name, shortcut, t, "<=", req, draw(st.sampled_from([Consumable.YES, Consumable.JOB])),
+                           default, urgency)
     return ComplexAttr(name, shortcut, "BOOL", "EXCL", "YES", draw(st.sampled_from(["YES", "JOB"])), "0", urgency)
 
 
@@ -472,20 +491,17 @@ def complex_lists(draw):
     return ComplexList(tuple(out))
 
 
-@settings(max_examples=200, deadline=None)
 @given(complex_lists())
 def test_roundtrip(model):
     assert parse(write(model)) == model
 
 
-@settings(max_examples=50, deadline=None)
 @given(complex_lists())
 def test_roundtrip_with_the_builtins(model):
     full = ComplexList(default_complex().attrs + model.attrs)
     assert parse(write(full)) == full
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200))
 def test_random_text_only_raises_format_error(text):
     try:
@@ -494,7 +510,6 @@ def test_random_text_only_raises_format_error(text):
         pass
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.integers(0, len(SC) - 1), st.integers(0, len(SC) - 1), st.text(max_size=5))
 def test_mutated_golden_only_raises_format_error(i, j, insert):
     i, j = min(i, j), max(i, j)

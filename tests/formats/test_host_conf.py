@@ -5,7 +5,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats import host_conf
@@ -197,19 +197,16 @@ HOSTS_CONF = st.builds(
 )
 
 
-@settings(max_examples=100, deadline=None)
 @given(HOSTS_CONF)
 def test_write_then_parse_gives_the_same_host(host):
     assert parse(write(host)) == host
 
 
-@settings(max_examples=50, deadline=None)
 @given(HOSTS_CONF)
 def test_editable_form_leaves_out_what_execd_reports(host):
     assert parse(write(host, show_load=False)) == attrs.evolve(host, load_values=(), processors=0)
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_mangled_text_raises_only_format_error(data):
     text = (GOLDEN / "qconf_-se_HOST").read_text()
@@ -222,7 +219,6 @@ def test_mangled_text_raises_only_format_error(data):
         pass
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=300))
 def test_random_text_raises_only_format_error(text):
     try:

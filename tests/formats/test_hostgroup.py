@@ -4,7 +4,7 @@ import string
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats.errors import FormatError
@@ -182,13 +182,11 @@ GROUPS = st.builds(
 ).filter(lambda g: g.name not in g.hostlist)
 
 
-@settings(max_examples=200, deadline=None)
 @given(GROUPS)
 def test_write_then_parse_gives_the_same_group(group):
     assert parse(write(group)) == group
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.sampled_from(["@a", "@b", "@c", "@d"]),
                        st.lists(st.sampled_from(["h1", "h2", "@a", "@b", "@c", "@d"]), max_size=4)))  # fmt: skip
 def test_resolve_either_finds_hosts_or_reports_cycle_or_missing_group(spec):
@@ -202,7 +200,6 @@ def test_resolve_either_finds_hosts_or_reports_cycle_or_missing_group(spec):
         assert set(groups[name].hosts) <= hosts
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_mangled_text_raises_only_format_error(data):
     text = (GOLDEN / "qconf_-shgrp_@hp_big").read_text()
@@ -215,7 +212,6 @@ def test_mangled_text_raises_only_format_error(data):
         pass
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
 def test_random_text_raises_only_format_error(text):
     try:

@@ -4,7 +4,7 @@ import string
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats import project
@@ -148,13 +148,11 @@ PROJECTS = st.builds(
 ).filter(lambda p: not set(p.acl) & set(p.xacl))
 
 
-@settings(max_examples=200, deadline=None)
 @given(PROJECTS)
 def test_write_then_parse_gives_the_same_project(prj):
     assert parse(write(prj)) == prj
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_mangled_text_raises_only_format_error(data):
     text = (GOLDEN / "qconf_-sprj_hp_prj").read_text()
@@ -167,7 +165,6 @@ def test_mangled_text_raises_only_format_error(data):
         pass
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
 def test_random_text_raises_only_format_error(text):
     try:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import attrs
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from minisge.formats import queue_conf as qc
 from minisge.formats.errors import FormatError
@@ -418,7 +419,7 @@ _time = st.one_of(
     st.just("INFINITY"),
     st.integers(0, 10**6).map(str),
     st.tuples(st.integers(0, 99), st.integers(0, 59), st.integers(0, 59)).map(
-        lambda t: "%02d:%02d:%02d" % t
+        lambda t: f"{t[0]:02d}:{t[1]:02d}:{t[2]:02d}"
     ),
 )
 _memory = st.one_of(
@@ -458,7 +459,8 @@ def _solist():
     )
     slotwise = st.tuples(
         st.integers(1, 64),
-        st.lists(st.tuples(queue, st.integers(0, 9), st.sampled_from(["sr", "lr"])), min_size=1, max_size=4, unique=True),
+        st.lists(st.tuples(queue, st.integers(0, 9), st.sampled_from(["sr", "lr"])), min_size=1, max_size=4,
+                 unique=True),
     ).map(lambda t: f"slots={t[0]}(" + ", ".join(f"{n}:{s}:{a}" for n, s, a in t[1]) + ")")
     return st.one_of(st.just("NONE"), queuewise, slotwise)
 
@@ -519,13 +521,11 @@ queue_confs = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
 @given(queue_confs)
 def test_parse_write_roundtrip(conf):
     assert qc.parse(qc.write(conf)) == conf
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_random_text_raises_only_format_error(text):
     try:
@@ -534,7 +534,6 @@ def test_random_text_raises_only_format_error(text):
         pass
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(["qconf_-sq_all.q", "qconf_-sq_hq_test.q", "qconf_-sq_hq_wrap.q"]),
     st.integers(0, 3000),
@@ -551,7 +550,6 @@ def test_mutated_golden_text_raises_only_format_error(name, at, cut, insert):
         pass
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(qc.HOST_ATTRIBUTES),
     st.text(alphabet=" ,[]=@:()\t-+.0123456789xeEabcNONEslotsINFINITYBATCHsrl/", max_size=30),

@@ -15,12 +15,18 @@ import string
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats import resource_quota as rq
 from minisge.formats.errors import FormatError
-from minisge.formats.resource_quota import Filter, FilterEntry, Limit, QuotaRule, ResourceQuotaSet
+from minisge.formats.resource_quota import (
+    Filter,
+    FilterEntry,
+    Limit,
+    QuotaRule,
+    ResourceQuotaSet,
+)
 
 GOLDEN = pathlib.Path(__file__).resolve().parent.parent / "golden"
 SRQS_GOLDEN = sorted(p.name for p in GOLDEN.glob("qconf_-srqs*"))
@@ -500,7 +506,6 @@ def test_first_matching_rule_is_used_and_disabled_sets_limit_nothing():
 names = st.sampled_from(["ann", "bob", "cy", "dee"])
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.lists(names, min_size=1, unique=True), names)
 def test_braced_list_matches_like_its_expansion(listed, user):
     rule = QuotaRule(users=users(*listed, expand=True), limits=(Limit("slots", "1"),))
@@ -508,7 +513,7 @@ def test_braced_list_matches_like_its_expansion(listed, user):
     assert rq.rule_matches(rule, user, None, None, "q", "h") == any(
         rq.rule_matches(r, user, None, None, "q", "h") for r in expanded
     )
-    assert all(r.users == users(n) for r, n in zip(expanded, listed))
+    assert all(r.users == users(n) for r, n in zip(expanded, listed, strict=False))
 
 
 # --------------------------------------------------------------------------- limit values
@@ -563,12 +568,13 @@ def test_string_complex_takes_any_value():
 
 _first = string.ascii_letters
 _word = string.ascii_letters + string.digits + "_"
+# strategies are built once, here: a strategy made anew in every draw (flatmap,
+# st.text in a composite) costs more than the test itself
 entry_names = st.one_of(
     st.just("*"),
-    st.text(_first, min_size=1, max_size=1).flatmap(
-        lambda c: st.text(_word + ".-*?", max_size=8).map(lambda t: c + t)
-    ),
-).flatmap(lambda n: st.sampled_from([n, "@" + n]) if n != "*" else st.just(n))
+    st.builds(lambda at, c, t: at + c + t, st.sampled_from(["", "@"]), st.sampled_from(_first),
+              st.text(_word + ".-*?", max_size=8)),
+)
 entries = st.builds(FilterEntry, entry_names, st.booleans())
 filters = st.builds(Filter, st.booleans(), st.lists(entries, min_size=1, max_size=4).map(tuple))
 def _ident(first: str, rest: str, max_size: int):
@@ -583,20 +589,21 @@ static_values = st.one_of(
 numbers = st.one_of(st.integers(0, 999).map(str), st.builds("{}.{}".format, st.integers(0, 999), st.integers(0, 99)))
 terms = st.one_of(numbers, st.builds(lambda c, w: "$" + c + (("*" + w) if w else ""), complex_names,
                                      st.one_of(st.none(), numbers)))
-formulas = st.lists(terms, min_size=1, max_size=3).flatmap(
-    lambda ts: st.lists(st.sampled_from("+-"), min_size=len(ts) - 1, max_size=len(ts) - 1).map(
-        lambda ops: "$p" + "".join(op + t for op, t in zip(["+"] + ops, ts))
-    )
-)
+# "$p" then one to three terms, the first added, the others added or subtracted
+formulas = st.builds(lambda first, more: "$p+" + first + "".join(op + t for op, t in more),
+                     terms, st.lists(st.tuples(st.sampled_from("+-"), terms), max_size=2))
+maybe_filters = st.one_of(st.none(), filters)
+static_limits = st.lists(st.builds(Limit, complex_names, static_values), min_size=1, max_size=3)
+per_host_limits = st.lists(st.builds(Limit, complex_names, st.one_of(static_values, formulas)), min_size=1, max_size=3)
+rule_names = st.one_of(st.none(), _ident(string.ascii_letters, _word + ".-", 10))
 
 
 @st.composite
 def rules(draw):
-    fs = {k: draw(st.one_of(st.none(), filters)) for k in rq.FILTER_NAMES}
+    fs = {k: draw(maybe_filters) for k in rq.FILTER_NAMES}
     per_host = fs["hosts"] is not None and fs["hosts"].expand
-    value = st.one_of(static_values, formulas) if per_host else static_values
-    limits = draw(st.lists(st.builds(Limit, complex_names, value), min_size=1, max_size=3))
-    name = draw(st.one_of(st.none(), _ident(string.ascii_letters, _word + ".-", 10)))
+    limits = draw(per_host_limits if per_host else static_limits)
+    name = draw(rule_names)
     return QuotaRule(name=name, limits=tuple(limits), **fs)
 
 
@@ -622,13 +629,11 @@ rule_sets = st.builds(
 )
 
 
-@settings(max_examples=100, deadline=None)
 @given(rule_sets)
 def test_parse_of_write_is_identity(rqs):
     assert rq.parse(rq.write(rqs)) == rqs
 
 
-@settings(max_examples=25, deadline=None)
 @given(st.lists(rule_sets, max_size=3, unique_by=lambda s: s.name))
 def test_parse_sets_of_write_sets_is_identity(sets):
     assert rq.parse_sets(rq.write_sets(sets)) == tuple(sets)
@@ -648,7 +653,6 @@ def test_blank_after_comma_at_a_line_break_is_dropped_but_the_text_stays_the_sam
 _GOLDEN_TEXTS = [(GOLDEN / n).read_text() for n in SRQS_GOLDEN]
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(list("{}\n \t\\,!@*$=#\"") + ["name", "limit", "to", "users", "hosts",
                                                                 "{*}", "slots=1", "a"]), max_size=40).map("".join))
 def test_random_text_raises_only_format_error(text):
@@ -658,7 +662,6 @@ def test_random_text_raises_only_format_error(text):
         pass
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.sampled_from(_GOLDEN_TEXTS), st.integers(0, 10_000), st.integers(0, 10_000),
        st.text(min_size=0, max_size=5))
 def test_mutated_golden_raises_only_format_error(text, at, cut, insert):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats import sched_conf
@@ -215,7 +215,7 @@ def test_reservation_with_a_finite_default_duration():
 
 
 def test_missing_attribute_is_rejected():
-    text = "".join(l for l in golden().splitlines(keepends=True) if not l.startswith("halftime"))
+    text = "".join(line for line in golden().splitlines(keepends=True) if not line.startswith("halftime"))
     with pytest.raises(FormatError) as info:
         parse(text, "ssconf")
     assert info.value.line == 0 and "halftime" in info.value.message
@@ -298,7 +298,8 @@ def sched_confs(draw):
     n = draw(st.integers(0, 3))
     names = ["np_load_avg", "mem_free", "load_avg", "slots"]
     jla = tuple((names[i], draw(st.sampled_from(["0.50", "1", "1G", "0.1"]))) for i in range(n))
-    formula = draw(st.sampled_from(["np_load_avg", "-slots", "load_avg*2+mem_free", "1+$num_proc+0.1", "np_load_avg*0.5-slots"]))
+    formula = draw(st.sampled_from(["np_load_avg", "-slots", "load_avg*2+mem_free", "1+$num_proc+0.1",
+                                    "np_load_avg*0.5-slots"]))
     duration = draw(st.sampled_from(["INFINITY", "1:0:0", "600"]))
     return SchedConf(
         algorithm="default",
@@ -339,13 +340,11 @@ def sched_confs(draw):
     )
 
 
-@settings(max_examples=200, deadline=None)
 @given(sched_confs())
 def test_write_then_parse_gives_the_same_configuration(c):
     assert parse(write(c)) == c
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_random_text_raises_only_format_error(text):
     try:
@@ -354,7 +353,6 @@ def test_random_text_raises_only_format_error(text):
         pass
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_mutated_golden_raises_only_format_error(data):
     text = golden()
@@ -367,8 +365,8 @@ def test_mutated_golden_raises_only_format_error(data):
         pass
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="ab$*+-0123456789. ,/", max_size=20), st.dictionaries(st.sampled_from(["a", "b", "ab"]), st.floats(-1e6, 1e6)))
+@given(st.text(alphabet="ab$*+-0123456789. ,/", max_size=20),
+       st.dictionaries(st.sampled_from(["a", "b", "ab"]), st.floats(-1e6, 1e6)))
 def test_load_formula_evaluation_raises_only_specifier_error(formula, values):
     try:
         result = evaluate_load_formula(formula, values)

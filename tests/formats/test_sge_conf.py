@@ -6,12 +6,20 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats import sge_conf
 from minisge.formats.errors import FormatError
-from minisge.formats.sge_conf import Configuration, Method, merge, parse, parse_params, template, write
+from minisge.formats.sge_conf import (
+    Configuration,
+    Method,
+    merge,
+    parse,
+    parse_params,
+    template,
+    write,
+)
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -420,7 +428,8 @@ VALUE_STRATEGIES = {
     "shepherd_cmd": st.sampled_from(["none", "/usr/bin/shepherd_wrapper"]),
     "qmaster_params": st.sampled_from(["none", "FORBID_RESCHEDULE=true,FORBID_APPERROR=true", "ENABLE_FORCED_QDEL"]),
     "execd_params": st.lists(_PARAM_ITEMS, min_size=1, max_size=12).map(",".join),
-    "reporting_params": st.sampled_from([sge_conf.MAN_PAGE_DEFAULTS["reporting_params"], "accounting=true accounting_flush_time=0"]),
+    "reporting_params": st.sampled_from([sge_conf.MAN_PAGE_DEFAULTS["reporting_params"],
+                                         "accounting=true accounting_flush_time=0"]),
     "finished_jobs": st.integers(0, 1000).map(str),
     "gid_range": st.sampled_from(["20000-20100", "65400-65500", "20000-20100,30000-30010"]),
     "qlogin_command": st.sampled_from(["builtin", "none", "/usr/bin/ssh -X"]),
@@ -455,13 +464,11 @@ def configurations(draw):
     return Configuration(host, tuple((n, draw(VALUE_STRATEGIES[n])) for n in names))
 
 
-@settings(max_examples=200, deadline=None)
 @given(configurations())
 def test_write_then_parse_gives_the_same_configuration(c):
     assert parse(write(c)) == c
 
 
-@settings(max_examples=200, deadline=None)
 @given(configurations())
 def test_typed_accessors_never_fail_on_a_parsed_configuration(c):
     c = parse(write(c))
@@ -472,7 +479,6 @@ def test_typed_accessors_never_fail_on_a_parsed_configuration(c):
     assert not math.isnan(c.load_report_time)
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_random_text_raises_only_format_error(text):
     try:
@@ -481,7 +487,6 @@ def test_random_text_raises_only_format_error(text):
         pass
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_mutated_golden_raises_only_format_error(data):
     text = golden("qconf_-sconf")
@@ -497,3 +502,11 @@ def test_mutated_golden_raises_only_format_error(data):
 def test_entries_in_order_sorts_into_qconf_order():
     pairs = [("max_jobs", "0"), ("mailer", "/bin/mail"), ("execd_spool_dir", "/s")]
     assert [n for n, _ in sge_conf.entries_in_order(pairs)] == ["execd_spool_dir", "mailer", "max_jobs"]
+
+
+def test_without_effect_names_what_minisge_keeps_but_does_not_use():
+    conf = sge_conf.Configuration(entries=(("gid_range", "65400-65500"), ("xterm", "/usr/bin/xterm"),
+                                           ("mailer", "/usr/bin/mail"), ("loglevel", "log_info")))
+    # xterm at its default says nothing; mailer is acted on
+    assert sge_conf.without_effect(conf) == [("gid_range", "65400-65500"), ("loglevel", "log_info")]
+    assert all(name in sge_conf.MAN_PAGE_DEFAULTS for name in sge_conf.WITHOUT_EFFECT)

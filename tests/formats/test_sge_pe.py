@@ -4,7 +4,7 @@ import string
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from minisge.formats import sge_pe
@@ -289,13 +289,11 @@ PES = st.builds(
 ).filter(lambda pe: not set(pe.user_lists) & set(pe.xuser_lists))
 
 
-@settings(max_examples=200, deadline=None)
 @given(PES)
 def test_write_then_parse_gives_the_same_pe(pe):
     assert parse(write(pe)) == pe
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_mangled_text_raises_only_format_error(data):
     text = (GOLDEN / "qconf_-sp_hp_mpich").read_text()
@@ -308,7 +306,6 @@ def test_mangled_text_raises_only_format_error(data):
         pass
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=300))
 def test_random_text_raises_only_format_error(text):
     try:

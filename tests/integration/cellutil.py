@@ -8,6 +8,12 @@ that drops to the user's uid/gid before it calls the command's ``main``:
 the daemon sees the user through SO_PEERCRED exactly as it would a login
 shell's ``qsub`` (the test interpreter lives under /root, which other users
 cannot exec).
+
+The single binary: with ``MINISGE_TEST_BINARY`` set to the ``bin/`` directory
+of an unpacked tarball (packaging/build.sh; .ci/run sets it for a subset of
+these tests), every command and daemon runs through the binary's links
+instead, and a test user's command is that program exec'd as the user (the
+directory must be one the test users may read and execute).
 """
 
 from __future__ import annotations
@@ -19,13 +25,36 @@ import os
 import pwd
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import dataclass
 
+from minisge.protocol import tls
+
 TEST_USERS = ("msgeuser1", "msgeuser2")
+
+# the bin/ directory of the single binary's tarball, or "" (the source tree's Python)
+BINARY = os.environ.get("MINISGE_TEST_BINARY", "")
+
+
+def command_line(cmd: str, *args: str) -> list[str]:
+    """How a test runs command ``cmd`` (``minisge``, ``qsub`` ...): through
+    the single binary's link when MINISGE_TEST_BINARY names one, else
+    ``python -m minisge.cli.CMD`` with the test's own interpreter."""
+    if BINARY:
+        return [os.path.join(BINARY, cmd), *args]
+    return [sys.executable, "-m", f"minisge.cli.{cmd}", *args]
+
+# How long a test waits for a condition, a command or a daemon before it
+# fails.  Generous: a wait ends as soon as its condition holds, so the bound
+# costs nothing when all is well, and the machine may be loaded many times
+# over (CI runners, helpers side by side).  Tests wait on conditions, never
+# for a fixed time.
+WAIT = 120.0
 
 
 def ensure_user(name: str) -> pwd.struct_passwd:
@@ -63,8 +92,9 @@ class Result:
 
 
 class Cell:
-    def __init__(self, host: str = "testhost", slots: int = 2):
+    def __init__(self, host: str = "testhost", slots: int = 2, environ: dict[str, str] | None = None):
         self.dir = tempfile.mkdtemp(prefix="minisge-test-")
+        self.environ = environ or {}  # more of the environment of the daemons and commands
         os.chmod(self.dir, 0o755)
         self.root = os.path.join(self.dir, "root")
         self.host = host
@@ -82,6 +112,7 @@ class Cell:
         e["SGE_ROOT"] = self.root
         # the machine's real load must not put all.q (np_load_avg=1.75) in alarm
         e.setdefault("MINISGE_LOAD_OVERRIDE", "np_load_avg=0.000000")
+        e.update(self.environ)
         e.update(extra)
         return e
 
@@ -97,15 +128,19 @@ class Cell:
     def accounting(self) -> str:
         return os.path.join(self.common, "accounting")
 
+    def tls(self) -> ssl.SSLContext:
+        """A TLS context with the cell certificate, to talk to the qmaster's TCP port as an execd does."""
+        return tls.client_context(os.path.join(self.common, "cell_tls.pem"))
+
     # ------------------------------------------------------------ daemons
     def minisge(self, *args: str, check: bool = True) -> Result:
-        p = subprocess.run([sys.executable, "-m", "minisge.cli.minisge", *args], env=self.env(),
-                           capture_output=True, text=True, timeout=60)
+        p = subprocess.run(command_line("minisge", *args), env=self.env(),
+                           capture_output=True, text=True, timeout=WAIT)
         if check and p.returncode != 0:
             raise AssertionError(f"minisge {' '.join(args)} failed: {p.stdout}{p.stderr}")
         return Result(p.returncode, p.stdout, p.stderr)
 
-    def start(self) -> "Cell":
+    def start(self) -> Cell:
         self.minisge("start", "--hostname", self.host, "--slots", str(self.slots))
         return self
 
@@ -115,12 +150,12 @@ class Cell:
 
     def spawn(self, *args: str, log: str) -> subprocess.Popen:
         out = open(os.path.join(self.dir, log), "ab")
-        p = subprocess.Popen([sys.executable, "-m", "minisge.cli.minisge", *args], env=self.env(),
+        p = subprocess.Popen(command_line("minisge", *args), env=self.env(),
                              stdout=out, stderr=out, start_new_session=True)
         self.procs.append(p)
         return p
 
-    def start_roles(self, hosts=("node1", "node2"), slots: int = 2) -> "Cell":
+    def start_roles(self, hosts=("node1", "node2"), slots: int = 2) -> Cell:
         """A qmaster (host ``master``, made with ``minisge init``) and one
         execd posing as each of ``hosts`` (all in @allhosts), over TCP;
         returns once every execd has connected."""
@@ -133,18 +168,17 @@ class Cell:
             self.spawn("execd", "--hostname", h, "--qmaster", "127.0.0.1", log=f"execd-{h}.log")
         messages = os.path.join(self.qmaster_spool, "messages")
         for h in hosts:
-            self.wait_for(lambda: f"execd {h} connected" in open(messages).read(), what=f"execd {h}")
+            self.wait_for(lambda h=h: f"execd {h} connected" in open(messages).read(), what=f"execd {h}")
         return self
 
     def stop(self) -> None:
         # daemons this test spawned are its children: stop and reap them here
-        # (a child that has exited stays a zombie until reaped, and `minisge
-        # stop` would wait its 30 s for it to go)
+        # (a child that has exited stays a zombie until its parent reaps it)
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 try:
-                    p.wait(10)
+                    p.wait(WAIT)
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
@@ -160,9 +194,9 @@ class Cell:
 
     # ------------------------------------------------------------ commands
     def run(self, cmd: str, *args: str, user: str | None = None, input: str | None = None,
-            cwd: str | None = None, timeout: float = 60) -> Result:
+            cwd: str | None = None, timeout: float = WAIT) -> Result:
         if user is None:
-            p = subprocess.run([sys.executable, "-m", f"minisge.cli.{cmd}", *args], env=self.env(),
+            p = subprocess.run(command_line(cmd, *args), env=self.env(),
                                capture_output=True, text=True, input=input, cwd=cwd or self.work,
                                timeout=timeout)
             return Result(p.returncode, p.stdout, p.stderr)
@@ -183,16 +217,10 @@ class Cell:
     def records_of(self, job_id: int) -> list[list[str]]:
         return [r for r in self.accounting_records() if r[5] == str(job_id)]
 
-    def wait_for(self, predicate, timeout: float = 30.0, what: str = "condition"):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            v = predicate()
-            if v:
-                return v
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}")
+    def wait_for(self, predicate, timeout: float = WAIT, what: str = "condition"):
+        return wait_for(predicate, timeout, what)
 
-    def wait_records(self, job_id: int, n: int = 1, timeout: float = 30.0) -> list[list[str]]:
+    def wait_records(self, job_id: int, n: int = 1, timeout: float = WAIT) -> list[list[str]]:
         return self.wait_for(lambda: (r := self.records_of(job_id)) and len(r) >= n and r,
                              timeout, f"{n} accounting record(s) of job {job_id}")
 
@@ -207,8 +235,11 @@ class Cell:
 
 def run_as(user: str, cmd: str, argv: list[str], *, env: dict, input: str | None, cwd: str,
            timeout: float) -> Result:
-    """Run command ``cmd``'s main(argv) in a forked child that is ``user``."""
+    """Run command ``cmd``'s main(argv) in a forked child that is ``user``
+    (with MINISGE_TEST_BINARY: the binary's ``cmd``, exec'd as ``user``)."""
     pw = pwd.getpwnam(user)
+    if BINARY:
+        return run_binary_as(pw, cmd, argv, env=env, input=input, cwd=cwd, timeout=timeout)
     mod = importlib.import_module(f"minisge.cli.{cmd}")
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -220,12 +251,12 @@ def run_as(user: str, cmd: str, argv: list[str], *, env: dict, input: str | None
             os.close(out_r)
             os.close(err_r)
             os.close(in_w)
-            groups = [g.gr_gid for g in grp.getgrall() if user in g.gr_mem]
-            os.setgroups(groups)
+            os.setgroups(user_groups(user))
             os.setgid(pw.pw_gid)
             os.setuid(pw.pw_uid)
             os.environ.clear()
-            os.environ.update(env, HOME=pw.pw_dir, USER=user, LOGNAME=user)
+            # what a login gives the user (CI runners may have no SHELL: qsub then sends no SGE_O_SHELL)
+            os.environ.update(env, HOME=pw.pw_dir, USER=user, LOGNAME=user, SHELL=pw.pw_shell)
             os.chdir(cwd)
             os.dup2(in_r, 0)
             os.dup2(out_w, 1)
@@ -236,9 +267,7 @@ def run_as(user: str, cmd: str, argv: list[str], *, env: dict, input: str | None
             rc = mod.main(argv)
         except SystemExit as e:
             rc = e.code if isinstance(e.code, int) else 1
-        except BaseException:
-            import traceback
-
+        except BaseException:  # noqa: BLE001 - the forked child reports whatever ends it, then exits
             traceback.print_exc()
         finally:
             try:
@@ -258,6 +287,23 @@ def run_as(user: str, cmd: str, argv: list[str], *, env: dict, input: str | None
     return Result(os.waitstatus_to_exitcode(status), out, err)
 
 
+def user_groups(user: str) -> list[int]:
+    """The supplementary groups of ``user`` (the group database's members)."""
+    return [g.gr_gid for g in grp.getgrall() if user in g.gr_mem]
+
+
+def run_binary_as(pw: pwd.struct_passwd, cmd: str, argv: list[str], *, env: dict, input: str | None,
+                  cwd: str, timeout: float) -> Result:
+    """The single binary's command ``cmd`` run as the user ``pw``, with what a
+    login gives the user, as :func:`run_as` does in-process."""
+    user_env = dict(env, HOME=pw.pw_dir, USER=pw.pw_name, LOGNAME=pw.pw_name, SHELL=pw.pw_shell)
+    stdin = None if input is not None else subprocess.DEVNULL  # as run_as's empty pipe
+    p = subprocess.run(command_line(cmd, *argv), env=user_env, cwd=cwd, input=input, stdin=stdin,
+                       capture_output=True, text=True, timeout=timeout, user=pw.pw_uid, group=pw.pw_gid,
+                       extra_groups=user_groups(pw.pw_name))
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
 def _read_all(fd: int) -> str:
     chunks = []
     while True:
@@ -270,6 +316,35 @@ def _read_all(fd: int) -> str:
 
 
 # ---------------------------------------------------------------- test helpers
+def wait_for(predicate, timeout: float = WAIT, what: str = "condition"):
+    """``predicate()``'s first true value, polled until ``timeout`` seconds
+    have passed (then AssertionError naming ``what``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = predicate()
+        if v:
+            return v
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def proc_state(pid: int) -> str:
+    """The state letter of process ``pid`` (proc(5): R, S, T, Z ...), "" when
+    there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return ""
+
+
+def process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (no such process, or a zombie its
+    parent has not reaped yet)."""
+    return proc_state(pid) in ("", "Z", "X")
+
+
 def script(c: Cell, name: str, body: str) -> str:
     """An executable ``#!/bin/sh`` job script ``name`` in the cell's work directory."""
     path = os.path.join(c.work, name)
@@ -277,6 +352,17 @@ def script(c: Cell, name: str, body: str) -> str:
         f.write("#!/bin/sh\n" + body + "\n")
     os.chmod(path, 0o755)
     return path
+
+
+def until_file(c: Cell, path: str) -> str:
+    """An executable job script that runs until ``path`` exists: a job that
+    lasts until the test lets it end (:func:`touch`), not for a time a loaded
+    machine may let pass unseen."""
+    return script(c, f"until-{os.path.basename(path)}.sh", f"while [ ! -e {path} ]; do sleep 0.1; done")
+
+
+def touch(path: str) -> None:
+    open(path, "w").close()
 
 
 def set_queue(c: Cell, attr: str, value: str) -> None:

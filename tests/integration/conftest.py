@@ -16,10 +16,10 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from cellutil import TEST_USERS, Cell, ensure_user  # noqa: E402
+from cellutil import TEST_USERS, Cell, ensure_user
 
-from minisge import cell as cell_mod  # noqa: E402
-from minisge.client import call  # noqa: E402
+from minisge import cell as cell_mod
+from minisge.protocol.client import call
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import stat
 import time
 
 import pytest
+from cellutil import process_gone, touch, until_file
 
-
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests create users and run jobs as them: root only")
+pytestmark = pytest.mark.root
 
 
 def test_start_lays_the_cell_down_in_grid_engines_layout(cell):
@@ -58,7 +58,9 @@ def test_binary_job_runs_and_is_accounted(cell, users):
 
 def test_job_runs_as_the_submitting_user_with_grid_engines_environment(cell, users):
     u = users[0]
-    script = "#!/bin/sh\nid -u\necho JOB_ID=$JOB_ID\necho JOB_NAME=$JOB_NAME\necho USER=$USER\necho ENVIRONMENT=$ENVIRONMENT\necho QUEUE=$QUEUE\necho NSLOTS=$NSLOTS\necho SGE_TASK_ID=$SGE_TASK_ID\necho HOME=$HOME\necho SGE_O_WORKDIR=$SGE_O_WORKDIR\npwd\n"
+    script = ("#!/bin/sh\nid -u\necho JOB_ID=$JOB_ID\necho JOB_NAME=$JOB_NAME\necho USER=$USER\n"
+              "echo ENVIRONMENT=$ENVIRONMENT\necho QUEUE=$QUEUE\necho NSLOTS=$NSLOTS\necho SGE_TASK_ID=$SGE_TASK_ID\n"
+              "echo HOME=$HOME\necho SGE_O_WORKDIR=$SGE_O_WORKDIR\npwd\n")
     r = cell.run("qsub", "-sync", "y", "-cwd", "-N", "envjob", user=u.pw_name, input=script)
     assert r.rc == 0, r
     job = int(r.out.split()[2])
@@ -106,10 +108,12 @@ def test_array_job_runs_every_task_with_its_own_output(cell, users):
 
 def test_hold_jid_waits_for_the_predecessor(cell, users):
     user = users[0].pw_name
-    first = cell.submit("-N", "first", "-b", "y", "/bin/sleep", "1", user=user)
+    go = os.path.join(cell.work, "go")
+    first = cell.submit("-N", "first", "-b", "y", until_file(cell, go), user=user)
     second = cell.submit("-N", "second", "-hold_jid", "first", "-b", "y", "/bin/true", user=user)
     states = cell.qstat_states()
     assert states[second] == "hqw"
+    touch(go)
     rec2 = cell.wait_records(second)[0]
     rec1 = cell.records_of(first)[0]
     assert int(rec2[9]) >= int(rec1[10])  # started after the first ended
@@ -169,13 +173,23 @@ def test_disabled_queue_takes_no_jobs_until_enabled(cell, users):
 
 def test_kill_9_of_the_daemon_loses_no_job_and_runs_none_twice(cell, users):
     user = users[0].pw_name
-    jobs = [cell.submit("-b", "y", "/bin/sleep", "1", user=user) for _ in range(4)]
+    go = os.path.join(cell.work, "go")
+    waiter = until_file(cell, go)  # written once: rewriting it under a running job is ETXTBSY
+    jobs = [cell.submit("-b", "y", waiter, user=user) for _ in range(4)]
     cell.wait_for(lambda: list(cell.qstat_states().values()).count("r") == 2, what="two running")
-    os.kill(cell.daemon_pid(), signal.SIGKILL)
-    time.sleep(0.2)
+    running = [j for j, state in cell.qstat_states().items() if state == "r"]
+    pid = cell.daemon_pid()
+    os.kill(pid, signal.SIGKILL)
+    cell.wait_for(lambda: process_gone(pid), what="the daemon's end")
+    # the two running jobs end while there is no daemon (their shepherds write exit_status last)
+    touch(go)
+    active = os.path.join(cell.root, "default", "spool", cell.host, "active_jobs")
+    cell.wait_for(lambda: all(os.path.exists(os.path.join(active, f"{j}.1", "exit_status")) for j in running),
+                  what="the running jobs' end")
+    cell.wait_for(lambda: all(process_gone(shepherd_pid(cell, j)) for j in running), what="their shepherds' end")
     cell.start()
     for j in jobs:
-        cell.wait_records(j, timeout=30)
+        cell.wait_records(j)
     time.sleep(0.5)
     for j in jobs:
         assert len(cell.records_of(j)) == 1, cell.records_of(j)
@@ -190,6 +204,27 @@ def test_stop_and_start_keep_pending_jobs_and_holds(cell, users):
     cell.minisge("stop")
     cell.start()
     assert cell.qstat_states()[held] == "hqw"
+
+
+def shepherd_pid(c, job: int) -> int:
+    with open(os.path.join(c.root, "default", "spool", c.host, "active_jobs", f"{job}.1", "pid")) as f:
+        return int(f.read())
+
+
+def test_a_daemon_killed_while_jobs_run_starts_again_at_once(cell, users):
+    go = os.path.join(cell.work, "go")
+    job = cell.submit("-b", "y", until_file(cell, go), user=users[0].pw_name)
+    cell.wait_for(lambda: cell.qstat_states().get(job) == "r", what="the job running")
+    pid = cell.daemon_pid()
+    os.kill(pid, signal.SIGKILL)
+    cell.wait_for(lambda: process_gone(pid), what="the daemon's end")
+    try:
+        r = cell.minisge("start", "--hostname", cell.host, "--slots", str(cell.slots), check=False)
+        assert r.rc == 0, r
+        assert cell.qstat_states().get(job) == "r"  # the execd found its job again
+    finally:
+        touch(go)
+    assert cell.wait_records(job)[0][11] == "0"
 
 
 def test_root_jobs_are_accepted_with_the_template_min_uid(cell):
@@ -216,7 +251,8 @@ def test_qsub_errors_are_grid_engines(cell):
     assert r.rc == 1
     assert r.err == 'Unable to run job: Job was rejected because job requests unknown queue "nosuchq"\nExiting.\n'
     r = cell.run("qsub", "-pe", "nosuchpe", "1", "-b", "y", "/bin/true")
-    assert r.err == 'Unable to run job: job rejected: the requested parallel environment "nosuchpe" does not exist\nExiting.\n'
+    assert r.err == (
+        'Unable to run job: job rejected: the requested parallel environment "nosuchpe" does not exist\nExiting.\n')
     r = cell.run("qsub", "-l", "nosuchres=1", "-b", "y", "/bin/true")
     assert r.err == 'Unable to run job: unknown resource "nosuchres"\nExiting.\n'
     r = cell.run("qsub", "-l", "h_rt=abc", "-b", "y", "/bin/true")

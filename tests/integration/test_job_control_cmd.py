@@ -11,10 +11,9 @@ import signal
 import time
 
 import pytest
+from cellutil import Cell, proc_state, script, set_queue, user_cell_fixtures
 
-from cellutil import Cell, script, set_queue, user_cell_fixtures
-
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests run jobs as test users: root only")
+pytestmark = pytest.mark.root
 
 USER = "msgeuser1"
 user, cell = user_cell_fixtures(USER)
@@ -33,8 +32,8 @@ def output(c: Cell, job: int, name: str = "t") -> str:
         return ""
 
 
-def wait_state(c: Cell, job: int, state: str | None, timeout: float = 60) -> None:
-    c.wait_for(lambda: c.qstat_states().get(job) == state, timeout, f"job {job} in state {state}")
+def wait_state(c: Cell, job: int, state: str | None) -> None:
+    c.wait_for(lambda: c.qstat_states().get(job) == state, what=f"job {job} in state {state}")
 
 
 def job_pid(c: Cell, job: int) -> int:
@@ -48,16 +47,11 @@ def job_pid(c: Cell, job: int) -> int:
         except FileNotFoundError:
             return 0
 
-    return c.wait_for(read, 60, f"job_pid of job {job}")
-
-
-def proc_state(pid: int) -> str:
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()[0]
+    return c.wait_for(read, what=f"job_pid of job {job}")
 
 
 def wait_proc_state(c: Cell, pid: int, state: str) -> None:
-    c.wait_for(lambda: proc_state(pid) == state, 60, f"process {pid} in state {state}")
+    c.wait_for(lambda: proc_state(pid) == state, what=f"process {pid} in state {state}")
 
 
 def queue_states(c: Cell) -> str:
@@ -146,12 +140,12 @@ def test_suspend_and_resume_method_signals_by_name_and_number(cell):
             'i=0; while [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done')
     job = submit(cell, script(cell, "trap.sh", body))
     wait_state(cell, job, "r")
-    cell.wait_for(lambda: "ready" in output(cell, job), 60, "job ready")
+    cell.wait_for(lambda: "ready" in output(cell, job), what="job ready")
     qmod(cell, "-sj", str(job))
-    cell.wait_for(lambda: "got USR1" in output(cell, job), 60, "suspend_method signal")
+    cell.wait_for(lambda: "got USR1" in output(cell, job), what="suspend_method signal")
     assert cell.qstat_states()[job] == "s"
     qmod(cell, "-usj", str(job))
-    cell.wait_for(lambda: "got USR2" in output(cell, job), 60, "resume_method signal")
+    cell.wait_for(lambda: "got USR2" in output(cell, job), what="resume_method signal")
 
 
 def test_method_commands_run_as_the_job_owner_with_variables(cell):
@@ -171,15 +165,15 @@ def test_method_commands_run_as_the_job_owner_with_variables(cell):
             return []
 
     qmod(cell, "-sj", str(job))
-    cell.wait_for(lambda: len(lines()) == 1, 60, "suspend method")
+    cell.wait_for(lambda: len(lines()) == 1, what="suspend method")
     assert lines()[0] == f"suspend {USER} {pid} {job} {USER} all.q"
     assert proc_state(pid) != "T"  # the method replaces SIGSTOP
     qmod(cell, "-usj", str(job))
-    cell.wait_for(lambda: len(lines()) == 2, 60, "resume method")
+    cell.wait_for(lambda: len(lines()) == 2, what="resume method")
     assert lines()[1].startswith("resume ")
     r = cell.run("qdel", str(job))
     assert r.out == f"root has registered the job {job} for deletion\n"
-    cell.wait_for(lambda: len(lines()) == 3, 60, "terminate method")
+    cell.wait_for(lambda: len(lines()) == 3, what="terminate method")
     assert lines()[2] == f"terminate {USER} {pid} {job} {USER} all.q"
     os.kill(pid, signal.SIGKILL)  # the method only wrote a line: end the job
     wait_state(cell, job, None)
@@ -190,9 +184,9 @@ def test_qdel_uses_the_terminate_method_signal(cell):
     body = 'trap "echo got TERM; exit 3" TERM; echo ready; i=0; while [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done'
     job = submit(cell, script(cell, "term.sh", body))
     wait_state(cell, job, "r")
-    cell.wait_for(lambda: "ready" in output(cell, job), 60, "job ready")
+    cell.wait_for(lambda: "ready" in output(cell, job), what="job ready")
     cell.run("qdel", str(job))
-    rec = cell.wait_records(job, 1, 60)[0]
+    rec = cell.wait_records(job)[0]
     assert "got TERM" in output(cell, job)
     assert (rec[11], rec[12]) == ("100", "3")  # deleted: failed 100 "assumedly after job"
 
@@ -202,7 +196,7 @@ def test_qdel_of_a_running_job_kills_its_process_group_by_default(cell):
     wait_state(cell, job, "r")
     pid = job_pid(cell, job)
     cell.run("qdel", str(job))
-    rec = cell.wait_records(job, 1, 60)[0]
+    rec = cell.wait_records(job)[0]
     assert (rec[11], rec[12]) == ("100", "137")
     cell.wait_for(lambda: not any(_pgrp(p) == pid for p in _pids()), 30, "the job's process group gone")
 
@@ -229,15 +223,15 @@ def test_notify_sends_usr1_before_suspend_and_usr2_before_kill(cell):
     job = submit(cell, "-notify", script(cell, "notify.sh", body))
     wait_state(cell, job, "r")
     pid = job_pid(cell, job)
-    cell.wait_for(lambda: "ready" in output(cell, job), 60, "job ready")
+    cell.wait_for(lambda: "ready" in output(cell, job), what="job ready")
     qmod(cell, "-sj", str(job))
-    cell.wait_for(lambda: "got USR1" in output(cell, job), 60, "SIGUSR1")
+    cell.wait_for(lambda: "got USR1" in output(cell, job), what="SIGUSR1")
     wait_proc_state(cell, pid, "T")  # SIGSTOP after the notify time
     qmod(cell, "-usj", str(job))
     wait_proc_state(cell, pid, "S")
     cell.run("qdel", str(job))
-    cell.wait_for(lambda: "got USR2" in output(cell, job), 60, "SIGUSR2")
-    rec = cell.wait_records(job, 1, 60)[0]
+    cell.wait_for(lambda: "got USR2" in output(cell, job), what="SIGUSR2")
+    rec = cell.wait_records(job)[0]
     assert (rec[11], rec[12]) == ("100", "137")  # SIGKILL after the notify time
 
 
@@ -247,7 +241,7 @@ def test_without_notify_no_warning_signal(cell):
     job = submit(cell, script(cell, "nonotify.sh", body))
     wait_state(cell, job, "r")
     pid = job_pid(cell, job)
-    cell.wait_for(lambda: "ready" in output(cell, job), 60, "job ready")
+    cell.wait_for(lambda: "ready" in output(cell, job), what="job ready")
     qmod(cell, "-sj", str(job))
     wait_proc_state(cell, pid, "T")
     assert "got USR1" not in output(cell, job)
@@ -258,7 +252,8 @@ def test_without_notify_no_warning_signal(cell):
 def test_starter_method_starts_the_job_with_its_arguments(cell):
     starter = script(cell, "starter.sh",
                      'echo "STARTER $# $*"\n'
-                     'echo "SHELL=$SGE_STARTER_SHELL_PATH MODE=$SGE_STARTER_SHELL_START_MODE LOGIN=$SGE_STARTER_USE_LOGIN_SHELL"\n'
+                     'echo "SHELL=$SGE_STARTER_SHELL_PATH MODE=$SGE_STARTER_SHELL_START_MODE '
+                     'LOGIN=$SGE_STARTER_USE_LOGIN_SHELL"\n'
                      'exec "$@"')
     set_queue(cell, "starter_method", starter)
     job = submit(cell, script(cell, "st.sh", 'echo "SCRIPT $*"'), "a", "b")
@@ -278,7 +273,7 @@ def test_queue_priority_is_the_jobs_nice_value(cell):
     set_queue(cell, "priority", "7")
     job = submit(cell, script(cell, "nice.sh", 'echo "NICE=$(cut -d" " -f19 /proc/$$/stat)"'))
     wait_state(cell, job, None)
-    cell.wait_records(job, 1, 60)
+    cell.wait_records(job)
     assert output(cell, job) == "NICE=7\n"
 
 
@@ -288,11 +283,11 @@ def test_qdel_during_the_prolog_kills_it_and_the_job_never_starts(cell):
     set_queue(cell, "prolog", prolog)
     job = submit(cell, "-b", "y", "echo", "job-ran")
     pidfile = os.path.join(cell.work, "prolog.pid")
-    cell.wait_for(lambda: os.path.exists(pidfile) and open(pidfile).read().strip(), 60, "prolog started")
+    cell.wait_for(lambda: os.path.exists(pidfile) and open(pidfile).read().strip(), what="prolog started")
     ppid = int(open(pidfile).read())
     r = cell.run("qdel", str(job))
     assert r.out == f"root has registered the job {job} for deletion\n"
-    rec = cell.wait_records(job, 1, 60)[0]
+    rec = cell.wait_records(job)[0]
     assert not os.path.exists(f"/proc/{ppid}") or proc_state(ppid) == "Z"
     assert "job-ran" not in output(cell, job) and "prolog-end" not in output(cell, job)
     # as 8.1.9 records a job deleted before it started: failed 100, no times, exit 0
@@ -321,29 +316,29 @@ def test_qmod_r_of_a_job_that_is_not_rerunnable(cell):
 def test_qmod_rj_reschedules_a_rerunnable_job(cell):
     job = submit(cell, "-r", "y", script(cell, "rr.sh", RESTART_SCRIPT))
     wait_state(cell, job, "r")
-    cell.wait_for(lambda: "RESTARTED=0" in output(cell, job), 60, "first run")
+    cell.wait_for(lambda: "RESTARTED=0" in output(cell, job), what="first run")
     r = qmod(cell, "-rj", str(job))
     assert (r.rc, r.out) == (0, f"Pushed rescheduling of job {job} on host {cell.host}\n")
     assert cell.qstat_states()[job] in ("Rq", "Rr")
     wait_state(cell, job, "Rr")
-    cell.wait_for(lambda: "RESTARTED=1" in output(cell, job), 60, "second run")
+    cell.wait_for(lambda: "RESTARTED=1" in output(cell, job), what="second run")
     assert output(cell, job) == "RESTARTED=0\nRESTARTED=1\n"
     # 8.1.9's record of the pushed run: failed 25 (rescheduling), zero times and status
     rec = cell.records_of(job)
     assert len(rec) == 1
     assert (rec[0][8], rec[0][9], rec[0][10], rec[0][11], rec[0][12], rec[0][13]) == ("0", "0", "0", "25", "0", "0")
     cell.run("qdel", str(job))
-    cell.wait_records(job, 2, 60)
+    cell.wait_records(job, 2)
 
 
 def test_qmod_rq_reschedules_the_jobs_of_a_rerun_queue(cell):
     set_queue(cell, "rerun", "TRUE")
     job = submit(cell, script(cell, "rq.sh", RESTART_SCRIPT))
     wait_state(cell, job, "r")
-    cell.wait_for(lambda: "RESTARTED=0" in output(cell, job), 60, "first run")
+    cell.wait_for(lambda: "RESTARTED=0" in output(cell, job), what="first run")
     r = qmod(cell, "-rq", f"all.q@{cell.host}")
     assert r.out == f"Pushed rescheduling of job {job} on host {cell.host}\n"
-    cell.wait_for(lambda: "RESTARTED=1" in output(cell, job), 60, "second run")
+    cell.wait_for(lambda: "RESTARTED=1" in output(cell, job), what="second run")
     assert cell.qstat_states()[job] == "Rr"
     cell.run("qdel", str(job))
 
@@ -367,7 +362,7 @@ def roles(user):
 def start_execd(c: Cell, n: int):
     messages = os.path.join(c.qmaster_spool, "messages")
     p = c.spawn("execd", "--hostname", "node1", "--qmaster", "127.0.0.1", log="execd-node1.log")
-    c.wait_for(lambda: open(messages).read().count("execd node1 connected") >= n, 60, "execd node1")
+    c.wait_for(lambda: open(messages).read().count("execd node1 connected") >= n, what="execd node1")
     return p
 
 
@@ -379,7 +374,7 @@ def test_jobs_of_a_host_that_died_rerun_if_rerunnable_else_fail(roles):
     for job in (rerun, plain):
         wait_state(c, job, "r")
     for job, name in ((rerun, "rr"), (plain, "pl")):
-        c.wait_for(lambda: "RESTARTED=0" in output(c, job, name), 60, f"job {job} running")
+        c.wait_for(lambda job=job, name=name: "RESTARTED=0" in output(c, job, name), what=f"job {job} running")
     active = os.path.join(c.root, "default", "spool", "node1", "active_jobs")
     # the host dies: its execd, the shepherds and the jobs are gone at once
     execd.send_signal(signal.SIGKILL)
@@ -396,12 +391,12 @@ def test_jobs_of_a_host_that_died_rerun_if_rerunnable_else_fail(roles):
                     pass
     start_execd(c, 2)
     # the rerunnable job runs again, restarted; the other one ends as failed
-    c.wait_for(lambda: "RESTARTED=1" in output(c, rerun, "rr"), 60, "the rerun")
+    c.wait_for(lambda: "RESTARTED=1" in output(c, rerun, "rr"), what="the rerun")
     wait_state(c, rerun, "Rr")
-    rec = c.wait_records(plain, 1, 60)
+    rec = c.wait_records(plain)
     assert plain not in c.qstat_states()
     assert [(r[11], r[12]) for r in rec] == [("19", "0")]  # "before writing exit_status"
     rec = c.records_of(rerun)
     assert [r[11] for r in rec] == ["19"]
     c.run("qdel", str(rerun))
-    c.wait_records(rerun, 2, 60)
+    c.wait_records(rerun, 2)

@@ -9,10 +9,9 @@ import os
 import time
 
 import pytest
+from cellutil import WAIT, Cell
 
-from cellutil import Cell
-
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="root only")
+pytestmark = pytest.mark.root
 
 SENSOR = """#!/bin/sh
 while read line; do
@@ -24,7 +23,7 @@ done
 """
 
 
-def poll(predicate, what: str, timeout: float = 90.0):
+def poll(predicate, what: str, timeout: float = WAIT):
     """Wait for ``predicate`` (the execd reports load every 10 seconds)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

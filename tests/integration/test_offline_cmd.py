@@ -6,10 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from cellutil import Cell
+from cellutil import WAIT, Cell
 
 from minisge import cell as cell_mod
-from minisge.qmaster import Qmaster
+from minisge.qmaster.qmaster import Qmaster
 
 REQ = {"job_name": "sleeper", "binary": True, "command": "/bin/sleep", "args": ["60"]}
 
@@ -28,7 +28,7 @@ def test_the_offline_plan_of_a_stopped_cell_is_what_the_daemon_does():
         del qm  # the spool is the truth: nothing of this process is used below
 
         p = subprocess.run([sys.executable, "-m", "minisge.offline", c.root], env=c.env(),
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=WAIT)
         assert p.returncode == 0, p.stderr
         dispatches = [line for line in p.stdout.splitlines() if " -> " in line]
         # the 2-slot job is more urgent (sge_priority(5)): it takes both slots
@@ -36,7 +36,7 @@ def test_the_offline_plan_of_a_stopped_cell_is_what_the_daemon_does():
         assert {int(line.split(":")[0]) for line in p.stdout.splitlines() if " -> " not in line} == {plain, nowhere}
 
         c.start()
-        states = c.wait_for(lambda: (s := c.qstat_states()).get(smp) == "r" and s, 60, "the smp job running")
+        states = c.wait_for(lambda: (s := c.qstat_states()).get(smp) == "r" and s, what="the smp job running")
         assert states == {smp: "r", plain: "qw", nowhere: "qw"}
         r = c.run("qstat", "-u", "*")
         (line,) = [ln for ln in r.out.splitlines() if ln.split()[0] == str(smp)]

@@ -6,10 +6,9 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from cellutil import Cell, ensure_user
 
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="root only (jobs run as test users)")
+pytestmark = pytest.mark.root
 
 SCRIPT = """#!/bin/sh
 cat "$PE_HOSTFILE"
@@ -41,10 +40,10 @@ def two_hosts():
         c.cleanup()
 
 
-def _run_pe_job(cell: Cell, pe: str, slots: str) -> list[str]:
+def _run_pe_job(cell: Cell, pe: str, slots: str, *more: str) -> list[str]:
     user = ensure_user("msgeuser1").pw_name
     out = os.path.join(cell.work, f"{pe}.out")
-    job = cell.submit("-pe", pe, slots, "-j", "y", "-o", out, user=user, input=SCRIPT)
+    job = cell.submit("-pe", pe, slots, *more, "-j", "y", "-o", out, user=user, input=SCRIPT)
     cell.wait_records(job)
     cell.wait_for(lambda: os.path.exists(out) and "NSLOTS" in open(out).read(), what="job output")
     return open(out).read().splitlines()
@@ -73,15 +72,16 @@ def test_a_range_gets_the_most_slots_there_are(two_hosts):
     assert lines[-1] == "NSLOTS=4 NHOSTS=2 NQUEUES=2 PE=fill"
 
 
-def test_job_is_first_task_false_books_the_master_task_slot(two_hosts):
+def test_job_is_first_task_false_books_no_slot_for_the_master_task(two_hosts):
+    """8.1.9 on the peer: ``qsub -pe make 2`` (job_is_first_task FALSE) on a
+    2-slot queue instance runs with NSLOTS=2 and the pe_hostfile line
+    ``vm 2 all.q@vm UNDEFINED``; the job script holds no slot of its own."""
     r = two_hosts.run("qconf", "-Mp", _pe_file(two_hosts, "fill", "$fill_up", first_task="FALSE"))
     assert r.rc == 0, r
     lines = _run_pe_job(two_hosts, "fill", "2")
-    # the master queue on node1 holds the job script's slot and one task
     assert lines == [
-        "node1 1 all.q@node1 UNDEFINED",
-        "node2 1 all.q@node2 UNDEFINED",
-        "NSLOTS=2 NHOSTS=2 NQUEUES=2 PE=fill",
+        "node1 2 all.q@node1 UNDEFINED",
+        "NSLOTS=2 NHOSTS=1 NQUEUES=1 PE=fill",
     ]
 
 
@@ -102,3 +102,10 @@ def test_a_user_in_xuser_lists_stays_pending_with_the_reason(two_hosts):
     out = two_hosts.wait_for(reason, what="the access reason in qstat -j")
     assert "scheduling info:" in out
     assert two_hosts.qstat_states()[job] == "qw"
+
+
+def test_binding_pe_writes_the_cores_into_the_pe_hostfile(two_hosts):
+    """qsub(1) -binding pe: the host's line names socket,core of the cores
+    taken instead of UNDEFINED (nothing else is bound: the first core)."""
+    lines = _run_pe_job(two_hosts, "fill", "2", "-binding", "pe linear:1")
+    assert lines[0] == "node1 2 all.q@node1 0,0"

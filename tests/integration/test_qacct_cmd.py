@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from conftest import submit
 
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests run a cell: root only")
+pytestmark = pytest.mark.root
 
 
 def _finished(cell, **request) -> int:

@@ -10,10 +10,9 @@ import sys
 import time
 
 import pytest
+from cellutil import WAIT, Cell  # the cell and users fixtures are in conftest.py
 
-from cellutil import Cell  # the cell and users fixtures are in conftest.py
-
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests create users and run jobs as them: root only")
+pytestmark = pytest.mark.root
 
 
 def write(cell: Cell, name: str, text: str) -> str:
@@ -129,7 +128,7 @@ def test_editor_form_modifies_through_the_editor(cell):
     script = write(cell, "ed.sh", "#!/bin/sh\nsed -i 's/^slots .*/slots 1/' \"$1\"\n")
     os.chmod(script, 0o755)
     p = subprocess.run([sys.executable, "-m", "minisge.cli.qconf", "-mq", "all.q"], env=cell.env(EDITOR=script),
-                       capture_output=True, text=True, timeout=60, cwd=cell.work)
+                       capture_output=True, text=True, timeout=WAIT, cwd=cell.work)
     assert p.returncode == 0, p.stderr
     assert p.stderr == f'root@{cell.host} modified "all.q" in cluster queue list\n'
     assert "slots                 1\n" in cell.run("qconf", "-sq", "all.q").out

@@ -7,10 +7,9 @@ import os
 import time
 
 import pytest
-
 from cellutil import Cell
 
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests run a cell: root only")
+pytestmark = pytest.mark.root
 
 PER_USER_ONE_SLOT = """{
    name         max_u_slots

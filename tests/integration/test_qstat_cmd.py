@@ -6,10 +6,9 @@ import os
 import xml.dom.minidom
 
 import pytest
-
 from conftest import submit
 
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests run a cell: root only")
+pytestmark = pytest.mark.root
 
 HEADER = ("job-ID  prior   name       user         state submit/start at     "
           "queue                          slots ja-task-ID \n")

@@ -7,10 +7,9 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from cellutil import Cell
 
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="root only (jobs run as test users)")
+pytestmark = pytest.mark.root
 
 EXTRA = """\
 hm_forced hmf INT  <=   FORCED YES 0 0
@@ -54,7 +53,7 @@ def _scheduling_info(c: Cell, job: int) -> str:
 
 
 def _wait_info(c: Cell, job: int, text: str) -> str:
-    return c.wait_for(lambda: text in (s := _scheduling_info(c, job)) and s, timeout=60, what=text)
+    return c.wait_for(lambda: text in (s := _scheduling_info(c, job)) and s, what=text)
 
 
 def _running_in(c: Cell, job: int) -> str:
@@ -64,7 +63,7 @@ def _running_in(c: Cell, job: int) -> str:
             if parts[0] == str(job) and parts[4] == "r":
                 return parts[7]
         return None
-    return c.wait_for(queue, timeout=60, what=f"job {job} running")
+    return c.wait_for(queue, what=f"job {job} running")
 
 
 def test_requestable_no_and_masterq_without_pe_are_refused_at_submit(cell, users):

@@ -12,10 +12,9 @@ import os
 import re
 
 import pytest
-
 from cellutil import Cell, script, set_queue, user_cell_fixtures
 
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="integration tests create users and run jobs as them: root only")
+pytestmark = pytest.mark.root
 
 USER = "msgeuser1"
 user, cell = user_cell_fixtures(USER)
@@ -43,7 +42,7 @@ def queue_states(c: Cell) -> str:
 
 
 def wait_state(c: Cell, job: int, state: str | None) -> None:
-    c.wait_for(lambda: c.qstat_states().get(job) == state, 30, f"job {job} in state {state}")
+    c.wait_for(lambda: c.qstat_states().get(job) == state, what=f"job {job} in state {state}")
 
 
 def error_reason(c: Cell, job: int) -> str:

@@ -9,10 +9,9 @@ import re
 import signal
 
 import pytest
+from cellutil import WAIT, Cell, ensure_user
 
-from cellutil import Cell, ensure_user
-
-pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="root only (jobs run as test users)")
+pytestmark = pytest.mark.root
 
 HOSTS = ("node1", "node2", "node3")
 
@@ -49,7 +48,7 @@ def three():
         c.execds[h] = c.spawn("execd", "--hostname", h, "--qmaster", "127.0.0.1", log=f"execd-{h}.log")
     messages = os.path.join(c.qmaster_spool, "messages")
     for h in HOSTS:
-        c.wait_for(lambda: f"execd {h} connected" in open(messages).read(), what=f"execd {h}")
+        c.wait_for(lambda h=h: f"execd {h} connected" in open(messages).read(), what=f"execd {h}")
     try:
         yield c
     finally:
@@ -85,16 +84,16 @@ def _kill_host(cell: Cell, host: str) -> None:
     """SIGKILL the execd of ``host``, its shepherds and their jobs."""
     execd = cell.execds[host]
     execd.kill()
-    execd.wait(10)
+    execd.wait(WAIT)
     for job_dir in glob.glob(os.path.join(cell.root, "default", "spool", host, "active_jobs", "*")):
         for name in ("pid", "job_pid"):
             try:
                 pid = int(open(os.path.join(job_dir, name)).read())
             except (OSError, ValueError):
                 continue
-            for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            for kill in (os.killpg, os.kill):
                 try:
-                    kill()
+                    kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
 
@@ -141,14 +140,14 @@ def test_initial_state_applies_when_an_execd_starts_not_when_it_reconnects(three
     # a qmaster restart: the execds reconnect, nothing is disabled again
     qm = three.procs[0]
     qm.terminate()
-    qm.wait(10)
+    qm.wait(WAIT)
     three.procs[0] = three.spawn("qmaster", "--hostname", "master", log="qmaster2.log")
     three.procs.pop()
     three.wait_for(lambda: all(_connected(three, h) == 2 for h in HOSTS), what="the execds reconnected")
     assert {qi: st for qi, (st, _jobs) in _qstat_f(three).items()} == {f"all.q@{h}": "" for h in HOSTS}
     # an execd (re)started: its instances get the initial state
     three.execds["node1"].terminate()
-    three.execds["node1"].wait(10)
+    three.execds["node1"].wait(WAIT)
     three.execds["node1"] = three.spawn("execd", "--hostname", "node1", "--qmaster", "127.0.0.1",
                                         log="execd-node1-2.log")
     three.wait_for(lambda: _connected(three, "node1") == 3, what="execd node1 started again")

@@ -1,0 +1,122 @@
+"""What a big array job costs the qmaster: submit, scheduling passes, ends, qdel.
+
+Runs the qmaster's own code (:class:`minisge.qmaster.qmaster.Qmaster`) in this
+process on a fresh cell in a temporary directory, its spool on the real disk,
+with a stand-in execd link that takes the start and kill messages, and prints
+the wall time of each step for an array of ``--tasks`` tasks:
+
+- submit (the request checked, the job spooled);
+- the first scheduling pass (snapshot, plan, dispatches, the spool flush);
+- a pass after one task ended (its end recorded, one task dispatched): what
+  every pass of a running array costs;
+- ``qdel`` of a range of pending tasks, then of the whole job;
+
+and the size of the job's spool file.
+
+    python bench/bench_array.py [--tasks 75000] [--slots 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from typing import Any
+
+import trio
+
+from minisge.cell import Cell
+from minisge.daemon.cell_init import init_cell
+from minisge.qmaster.outbox import ExecdLink
+from minisge.qmaster.qmaster import Qmaster
+from minisge.qmaster.spool import job_relpath
+
+HOST = "benchhost"
+
+
+class Taker(ExecdLink):
+    """Takes the qmaster's messages (starts, kills) and counts them."""
+
+    def __init__(self, host: str):
+        self.host = host
+        self.sent: list[dict[str, Any]] = []
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        self.sent.append(msg)
+
+
+def request(tasks: int, cwd: str) -> dict[str, Any]:
+    return {"job_name": "big", "binary": True, "command": "/bin/true", "args": [], "cwd": cwd,
+            "array": [1, tasks, 1], "hard_resources": {}, "soft_resources": {}, "hard_queues": [],
+            "soft_queues": [], "master_queues": [], "hold_jid": [], "hold_jid_ad": [], "env": {}, "o_env": {}}
+
+
+def file_size(path: str) -> int:
+    return os.stat(path).st_size
+
+
+def timed(label: str, fn, *args):
+    t0 = time.perf_counter()
+    out = fn(*args)
+    print(f"{label:<44} {time.perf_counter() - t0:9.3f} s")
+    return out
+
+
+async def main(tasks: int, slots: int, tmp: str) -> None:
+    cell = Cell(os.path.join(tmp, "root"))
+    init_cell(cell, HOST, slots, env={})
+    qm = Qmaster(cell, HOST)
+    qm.load()
+    taker = Taker(HOST)
+    qm.execds[HOST] = taker
+    qm.config.register_execd(HOST)
+    uid = os.getuid()
+    gid = os.getgid()
+    print(f"array of {tasks} tasks, {slots} slots")
+    res = timed("submit", qm.submit, request(tasks, tmp), uid, gid)
+    job_id = res["job_id"]
+    spool_file = os.path.join(cell.qmaster_spool, job_relpath(job_id))
+    print(f"{'spool file after submit':<44} {file_size(spool_file):9d} bytes")
+
+    def one_pass() -> int:
+        started = qm.schedule()
+        qm.flush()
+        return len(started)
+
+    n = timed("first pass (dispatch, flush)", one_pass)
+    print(f"{'  tasks dispatched':<44} {n:9d}")
+    job = qm.jobs[job_id]
+    first = min(job.tasks)
+    report = {"op": "task_end", "host": HOST, "job_id": job_id, "task_id": first, "exit_status": 0,
+              "failed": 0, "usage": {}}
+
+    def end_and_pass() -> int:
+        qm.task_finished(report)
+        return one_pass()
+
+    n = timed("one task ended, next pass", end_and_pass)
+    print(f"{'  tasks dispatched':<44} {n:9d}")
+    print(f"{'spool file while running':<44} {file_size(spool_file):9d} bytes")
+    t0 = time.perf_counter()
+    lines, rc = await qm.delete([f"{job_id}.{tasks // 2}-{tasks}"], uid)
+    print(f"{'qdel of half the pending tasks (a range)':<44} {time.perf_counter() - t0:9.3f} s")
+    t0 = time.perf_counter()
+    lines, rc = await qm.delete([str(job_id)], uid)
+    print(f"{'qdel of the job':<44} {time.perf_counter() - t0:9.3f} s")
+    assert rc == 0, lines
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--tasks", type=int, default=75000)
+    p.add_argument("--slots", type=int, default=4)
+    args = p.parse_args()
+    tmp = tempfile.mkdtemp(prefix="bench-array-")
+    try:
+        trio.run(main, args.tasks, args.slots, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(0)

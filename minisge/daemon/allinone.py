@@ -1,0 +1,70 @@
+"""The running cell: qmaster, scheduler and execd as tasks of one trio process.
+
+``run_allinone`` is what ``minisge start`` runs: one nursery owns the
+qmaster's local server, the scheduler loop and the local execd; SIGTERM
+cancels it, and the execd's shepherds (own processes, see
+:mod:`minisge.execd.shepherd`) keep running and are picked up by the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import trio
+
+from minisge.cell import Cell
+from minisge.daemon.process import guarded, local_limits, remove_runtime_files, watch_signals, write_pid
+from minisge.execd.execd import Execd
+from minisge.protocol import catalogue
+from minisge.protocol import trio_streams as protocol_trio
+from minisge.qmaster.outbox import ExecdLink
+from minisge.qmaster.qmaster import Qmaster
+from minisge.qmaster.requests import RequestHandler
+from minisge.qmaster.scheduling import scheduler_loop
+
+log = logging.getLogger("minisge.daemon")
+
+
+class InProcessExecd(ExecdLink):
+    """The qmaster's link to an execd in the same process; its messages are
+    checked against the protocol catalogue as those that go over TCP are."""
+
+    def __init__(self, execd: Execd):
+        self.execd = execd
+        self.host = execd.host
+        self.dropped = protocol_trio.DropLog(log, "message to the execd")
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        try:
+            catalogue.validate(msg, catalogue.QMASTER)
+        except catalogue.Invalid as err:
+            self.dropped.note(str(err))
+            return
+        await self.execd.handle(msg)
+
+
+async def run_allinone(cell: Cell, host: str, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    qm = Qmaster(cell, host)
+    qm.load()
+    with trio.CancelScope() as scope:
+        handler = RequestHandler(qm, shutdown=scope.cancel)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch_signals, scope)
+            execd = Execd(cell, host, handler.execd_report)
+            qm.execds[host] = InProcessExecd(execd)
+            qm.config.register_execd(host)
+            await nursery.start(execd.run)
+            qm.reconcile_host(host, set(execd.running))  # after execd.run's recovery of active_jobs
+            nursery.start_soon(scheduler_loop, qm)
+            nursery.start_soon(qm.load_control.run_timer)  # queue_conf(5) suspend_interval
+            nursery.start_soon(qm.reservations.run_mailer)  # qrsub -m mails
+            nursery.start_soon(qm.backlog.run_timer, qm.released)  # writes a full spool did not take
+            listener = await protocol_trio.open_unix_listener(cell.socket_path)
+            serve = guarded(protocol_trio.serving(handler, limits=local_limits(qm)))
+            nursery.start_soon(trio.serve_listeners, serve, [listener])
+            write_pid(cell.pid_file)
+            log.info("qmaster and execd of cell %s started on %s", cell.name, host)
+            qm.changed()
+            task_status.started()
+    remove_runtime_files(cell)

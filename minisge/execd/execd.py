@@ -1,0 +1,447 @@
+"""The execution daemon: starts the shepherds of dispatched tasks and reports their end.
+
+Each task gets a directory ``active_jobs/<job>.<task>/`` in the execd spool
+holding the shepherd's ``config`` and, afterwards, its result files (see
+:mod:`minisge.execd.task_dir`).  The execd asks its shepherd launcher for
+the shepherd (:mod:`minisge.execd.launcher_link`: a small process of its
+own forks it, so a shepherd holds nothing of the daemon), waits for it
+through a pidfd, reads the results and reports them to the qmaster; only
+when the qmaster has recorded the end does the directory go.  After a
+restart, directories left behind are picked up again: finished ones are
+reported, live shepherds are waited for, and a task whose shepherd was
+never started (the daemon died between its directory and the fork: no
+``pid`` file, which a recovering execd claims as the launcher does) is
+dropped, so that the qmaster puts it back to pending (``reconcile_host``).
+
+One task's trouble with its files (a full disk, say) is logged and costs
+that task's report a retry, never the daemon.
+
+The execd's components are made with it and run in its nursery
+(:meth:`Execd.run`): the job control (:mod:`minisge.execd.job_control`), the
+PE tasks (:mod:`minisge.execd.pe_tasks`), the data collector that enforces
+the limits (:mod:`minisge.execd.limit_watch`) and the load sensors
+(:mod:`minisge.execd.load_sensor`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any
+
+import trio
+
+from minisge.cell import Cell
+from minisge.execd import mail as execd_mail
+from minisge.execd.execd_params import ExecdParams
+from minisge.execd.job_control import ExecdJobControl
+from minisge.execd.launcher_link import LauncherError, ShepherdLauncher, TaskClaimed
+from minisge.execd.limit_watch import LimitWatch
+from minisge.execd.load import LoadReader, read_cores
+from minisge.execd.load_sensor import LoadSensors
+from minisge.execd.pe_tasks import ExecdPeTasks
+from minisge.execd.shepherd_config import build_task_config
+from minisge.execd.task_dir import (
+    PID_FILE,
+    TASK_DIR_MODE,
+    RunningTask,
+    TaskKey,
+    claim,
+    end_report,
+    has_ended,
+    is_kept,
+    keep,
+    read_config,
+    read_int,
+    recovered_task,
+    secure_spool,
+    signal_dir,
+    signal_number,
+    write_config,
+)
+from minisge.execd.tmpdir import make_tmpdir, remove_tmpdir, use_tmpdir
+from minisge.mailer import send as send_mail
+from minisge.rules import core_binding, exit_codes
+from minisge.rules.core_binding import processors
+
+log = logging.getLogger("minisge.execd")
+
+LOAD_REPORT_INTERVAL = 10.0  # seconds between two load reports (sge_conf(5) load_report_time)
+PID_WAIT = 5.0  # seconds a claimed task's shepherd has to write its pid into the ``pid`` file
+RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)  # a task's end that could not be read or reported: next tries
+
+# TEST HOOK (integration tests only): with MINISGE_TEST_CRASH_BEFORE_SHEPHERD=N in
+# its environment, the execd kills itself (SIGKILL) when it is about to ask for
+# the shepherd of the N-th task it starts: its directory and config are written,
+# no shepherd was forked.  Without the variable it does nothing.
+CRASH_HOOK = "MINISGE_TEST_CRASH_BEFORE_SHEPHERD"
+
+
+async def wait_for_pid(task_dir: str) -> int | None:
+    """The pid a shepherd writes into the ``pid`` file the launcher made
+    before forking it (a file: polled); None if none comes within PID_WAIT."""
+    path = os.path.join(task_dir, PID_FILE)
+    for _ in range(int(PID_WAIT / 0.01)):
+        pid = read_int(path)
+        if pid is not None:
+            return pid
+        await trio.sleep(0.01)
+    return read_int(path)
+
+Report = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class Execd:
+    def __init__(self, cell: Cell, host: str, report: Report):
+        self.cell = cell
+        self.host = host
+        self.report = report  # sends a message to the qmaster
+        self.spool = cell.execd_spool(host)
+        self.active = os.path.join(self.spool, "active_jobs")
+        self.running: dict[TaskKey, RunningTask] = {}
+        self.unwritten_ends: dict[TaskKey, dict[str, Any]] = {}  # ends whose marker a full disk kept off
+        self.launcher = ShepherdLauncher()
+        self.limit_watch = LimitWatch()
+        self.job_control = ExecdJobControl(self.job_dir)
+        self.pe_tasks = ExecdPeTasks(cell, host, self.spool, report, self.limit_watch, self.launcher,
+                                     master_here=self.running.__contains__)  # qrsh -inherit's slave tasks
+        self.load_sensors = LoadSensors(cell.common, host)
+        self.load_reader = LoadReader()  # keeps the cpu counters between two reports
+        self.cores = read_cores()  # qsub -binding takes from these
+        self.params = ExecdParams(cell.common, host)  # sge_conf(5) execd_params
+        self.nursery: trio.Nursery | None = None  # run's: the shepherds' watchers
+        hook = os.environ.get(CRASH_HOOK, "")
+        self.crash_at: int | None = int(hook) if hook.isdigit() else None  # CRASH_HOOK's N
+        self.launches = 0  # shepherds asked for
+
+    def job_dir(self, job_id: int, task_id: int) -> str:
+        return os.path.join(self.active, f"{job_id}.{task_id}")
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        os.makedirs(self.active, exist_ok=True)
+        secure_spool(self.spool)  # task directories written before with other modes
+        self.params.current()  # says at once which execd_params have no effect
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            await nursery.start(self.launcher.run)
+            await nursery.start(self.limit_watch.run)
+            await nursery.start(self.job_control.run)
+            await nursery.start(self.pe_tasks.run)
+            await self.recover()
+            nursery.start_soon(self.report_load)
+            task_status.started()
+
+    async def report_load(self, interval: float = LOAD_REPORT_INTERVAL) -> None:
+        """Send the host's load values now and every ``interval`` seconds;
+        sge_conf(5) load_sensor programs add to them or replace them."""
+        try:
+            while True:
+                try:
+                    values = self.load_reader.read()  # a few small /proc files: no thread
+                except OSError:
+                    log.exception("cannot read the load values")
+                    values = {}
+                bound = self.bound_cpus()
+                if bound and values:  # the cores -binding took, in lower case
+                    values["m_topology_inuse"] = core_binding.topology_string(self.cores, bound)
+                try:
+                    values.update(await self.load_sensors.read())
+                except Exception:  # a broken sensor costs its values, never the execd
+                    log.exception("load sensors failed")
+                await self.report({"op": "load", "host": self.host, "values": values,
+                                   "usage": self.online_usage()})
+                await trio.sleep(interval)
+        finally:
+            with trio.CancelScope(shield=True):
+                await self.load_sensors.aclose()
+
+    def online_usage(self) -> list[dict[str, Any]]:
+        """The usage of the jobs running here as the data collector has it,
+        sent with every load report (8.1.9's execd sends its job reports with
+        the load report): qstat -j's ``usage`` lines, qstat -ext's columns."""
+        out = []
+        for (job_id, task_id), task in list(self.running.items()):
+            usage = self.limit_watch.usage_of(task)
+            if usage is not None:
+                binding = {"binding": core_binding.topology_string(self.cores, task.cpus)} if task.cpus else {}
+                out.append({"job_id": job_id, "task_id": task_id, **usage.online(), **binding})
+        return out
+
+    # ------------------------------------------------------------ requests
+    async def handle(self, msg: Mapping[str, Any]) -> None:
+        op = msg.get("op")
+        if op == "start":
+            try:
+                task = self.start(msg)
+            except Exception as e:  # the task could not be set up: say so, never die
+                log.exception("cannot start task %s.%s", msg.get("job_id"), msg.get("task_id"))
+                job_id, task_id = msg.get("job_id"), msg.get("task_id")
+                if isinstance(job_id, int) and isinstance(task_id, int):
+                    self.running.pop((job_id, task_id), None)
+                    self.drop_unstarted(self.job_dir(job_id, task_id))
+                await self.report({"op": "task_end", "job_id": job_id, "task_id": task_id,
+                                   "host": self.host, "failed": exit_codes.ESSTATE_NO_CONFIG,
+                                   "error": f"can't set up the job on {self.host}: {e}", "usage": {}})
+                return
+            if task is not None:
+                self.start_watch((msg["job_id"], msg["task_id"]), task, launch=True)
+            return
+        try:
+            if op == "signal":
+                self.signal(msg["job_id"], msg["task_id"], msg.get("signal", "KILL"))
+            elif op in ("suspend", "resume", "terminate"):
+                self.job_control.handle(msg)
+            elif op in ("pe_task_start", "pe_task_kill", "pe_task_suspend", "pe_task_resume"):
+                await self.pe_tasks.handle(msg)
+            elif op == "ack_end":
+                key = (msg["job_id"], msg["task_id"])
+                self.unwritten_ends.pop(key, None)
+                if key in self.running:
+                    return  # the ack of an earlier run of a re-queued task: this run is another
+                if self.params.keep_active:  # sge_conf(5) execd_params KEEP_ACTIVE
+                    keep(self.job_dir(*key))
+                else:
+                    shutil.rmtree(self.job_dir(*key), ignore_errors=True)  # a few small files
+        except OSError:  # one task's files (a full disk): logged, never the daemon's end
+            log.exception("cannot handle %s of task %s.%s", op, msg.get("job_id"), msg.get("task_id"))
+
+    def start(self, msg: Mapping[str, Any]) -> RunningTask | None:
+        """Set a task up: its directory, config, TMPDIR (in that order: a
+        crash leaves nothing a recovery cannot undo).  None when it is known
+        already (a repeated start message)."""
+        key: TaskKey = (msg["job_id"], msg["task_id"])
+        if key in self.running:
+            return None
+        d = self.job_dir(*key)
+        if has_ended(d):
+            # an earlier run of a re-queued task (exit 99, a failed prolog) whose
+            # end the qmaster has recorded but not yet acknowledged
+            shutil.rmtree(d, ignore_errors=True)
+            self.unwritten_ends.pop(key, None)
+        elif os.path.exists(os.path.join(d, "config")):
+            return None  # already started once (a repeated start message)
+        os.makedirs(d, exist_ok=True)
+        os.chmod(d, TASK_DIR_MODE)  # the config in it holds the job's environment
+        cfg = build_task_config(msg, self.host, self.cell, d)
+        hostfile = msg.get("pe_hostfile")
+        cores = self.bind(cfg, msg["spec"].get("binding"))
+        if cores and hostfile and cfg["binding"]["mode"] == "pe":  # the cores go to the PE's start procedure
+            hostfile = core_binding.pe_hostfile_with_cores(hostfile, self.host, cores)
+        if hostfile:
+            with open(os.path.join(d, "pe_hostfile"), "w", encoding="utf-8") as f:
+                f.write(hostfile)
+        # queue_conf(5) RESOURCE LIMITS: the shepherd sets them, the execd checks the sums
+        cfg.update(limits=msg.get("limits") or {}, host_slots=msg.get("host_slots") or 1,
+                   consumable_job=msg.get("consumable_job") or [], h_rt=msg.get("h_rt"))
+        made, moved_aside = make_tmpdir(cfg["tmpdir"], cfg["uid"], cfg["gid"])
+        for moved in moved_aside:
+            log.warning("job %d.%d: %s was in the way of its TMPDIR: moved to %s", key[0], key[1], cfg["tmpdir"],
+                        moved)
+        if made != cfg["tmpdir"]:
+            log.warning("job %d.%d: %s is another user's and may not be moved: TMPDIR %s", key[0], key[1],
+                        cfg["tmpdir"], made)
+            use_tmpdir(cfg, made)
+        write_config(d, cfg)
+        task = RunningTask(d, None, limits=cfg["limits"], host_slots=cfg["host_slots"], h_rt=msg.get("h_rt"),
+                           tmpdir=cfg["tmpdir"], job_id=key[0], cpus=tuple(processors(cores or [])))
+        self.running[key] = task
+        return task
+
+    def bound_cpus(self) -> set[int]:
+        """The processors running tasks took with -binding."""
+        return {p for t in self.running.values() for p in t.cpus}
+
+    def bind(self, cfg: dict[str, Any], spec: str | None) -> list[core_binding.Core] | None:
+        """qsub(1) -binding: the cores of this host the task takes, none that
+        a running task holds (None: no binding asked, or no such cores free:
+        it runs unbound, as in 8.1.9).  ``cfg`` gets ``binding`` (mode and
+        processors: the shepherd binds in mode ``set``) and ``SGE_BINDING``."""
+        binding = core_binding.parse(spec)
+        if binding is None:
+            return None
+        cores = core_binding.select_cores(binding, self.cores, self.bound_cpus())
+        if not cores:
+            log.info("job %s: no cores free for -binding %s: it runs unbound", cfg.get("job_id"), spec)
+            return None
+        cfg["binding"] = {"mode": binding.mode, "cpus": processors(cores)}
+        if binding.mode in ("set", "env"):
+            cfg["env"]["SGE_BINDING"] = core_binding.sge_binding(cores)
+        return cores
+
+    def drop_unstarted(self, task_dir: str) -> None:
+        """Remove what was set up for a task whose shepherd never started:
+        its TMPDIR (named in its config) and its directory."""
+        try:
+            tmpdir = read_config(task_dir).get("tmpdir")
+        except (OSError, ValueError):
+            tmpdir = None
+        if tmpdir:
+            remove_tmpdir(tmpdir)
+        shutil.rmtree(task_dir, ignore_errors=True)
+
+    def start_watch(self, key: TaskKey, task: RunningTask, launch: bool) -> None:
+        assert self.nursery is not None, "Execd.run has not started"
+        self.nursery.start_soon(self.watch, key, task, launch)
+
+    def finished_unacked(self) -> Iterator[TaskKey]:
+        """Tasks whose shepherd has ended but whose end the qmaster has not acknowledged."""
+        for name in sorted(os.listdir(self.active)):
+            key = task_key(name)
+            d = os.path.join(self.active, name)
+            if key is not None and key not in self.running and key not in self.unwritten_ends \
+                    and has_ended(d) and not is_kept(d):
+                yield key
+        yield from sorted(self.unwritten_ends)
+
+    def unacked_reports(self) -> list[dict[str, Any]]:
+        """The end reports of the tasks in :meth:`finished_unacked` (sent
+        again when the qmaster is reached again)."""
+        out = []
+        for key in self.finished_unacked():
+            report = self.unwritten_ends.get(key)
+            if report is None:
+                try:
+                    report = end_report(self.job_dir(*key), False)
+                except OSError:
+                    log.exception("cannot read the end of task %d.%d: reported later", *key)
+                    continue
+                report.update(op="task_end", job_id=key[0], task_id=key[1], host=self.host)
+            out.append(report)
+        return out
+
+    async def recover(self) -> None:
+        """Pick up the tasks a previous execd left in ``active_jobs``: ended
+        ones are reported, running ones followed; one whose shepherd never
+        started is claimed and dropped, so the qmaster re-queues it."""
+        for name in sorted(os.listdir(self.active)):
+            key = task_key(name)
+            if key is None:
+                continue
+            d = os.path.join(self.active, name)
+            if is_kept(d):  # KEEP_ACTIVE: its end is recorded already
+                continue
+            if not has_ended(d):
+                if claim(d):
+                    log.warning("task %s was never started: dropped, to be started again", name)
+                    self.drop_unstarted(d)
+                    continue
+                await wait_for_pid(d)  # claimed by a launcher: its shepherd writes its pid at once
+            task = recovered_task(d)
+            self.running[key] = task
+            self.start_watch(key, task, launch=False)
+
+    async def launch(self, key: TaskKey, task: RunningTask) -> bool:
+        """Have the launcher fork the task's shepherd; False when none was
+        started (then its end is reported: failed 2, to be re-queued)."""
+        self.launches += 1
+        if self.launches == self.crash_at:  # CRASH_HOOK: tests of the crash window only
+            os.kill(os.getpid(), signal.SIGKILL)
+        try:
+            task.pid = await self.launcher.fork(task.dir, key[0])
+            return True
+        except TaskClaimed:
+            pass  # forked by an earlier launcher meanwhile: followed as a recovered task
+        except LauncherError as e:
+            if claim(task.dir):  # surely not started: say so, it goes back to pending
+                log.error("no shepherd for job %d.%d: %s", key[0], key[1], e)
+                self.drop_unstarted(task.dir)
+                self.running.pop(key, None)
+                await self.report_end(key, {"op": "task_end", "job_id": key[0], "task_id": key[1],
+                                            "host": self.host, "failed": exit_codes.ESSTATE_NO_SHEPHERD,
+                                            "error": f"can't start the shepherd on {self.host}: {e}", "usage": {}})
+                return False
+        task.pid = await wait_for_pid(task.dir)  # its launcher died after the fork: the shepherd runs
+        return True
+
+    async def watch(self, key: TaskKey, task: RunningTask, launch: bool) -> None:
+        """Start the task's shepherd (``launch``), follow it to its end
+        (applying the limits the execd watches), then report the end to the
+        qmaster; trouble with the task's files is retried, never raised."""
+        if launch and not await self.launch(key, task):
+            return
+        cfg = self.task_config(task.dir)
+        if launch:
+            self.send_mails(cfg, execd_mail.start_mails(cfg, self.host))
+        sampled, died_through_signal = None, False
+        if not has_ended(task.dir):
+            sampled, _ = await self.limit_watch.follow(task, f"job {key[0]}.{key[1]}", reap=False)
+        if launch and task.pid is not None:  # the launcher saw how it ended
+            status = await self.launcher.exit_status(task.pid)
+            died_through_signal = status is not None and os.WIFSIGNALED(status)
+        report = await self.read_end(key, task.dir, died_through_signal)
+        written = has_ended(task.dir)
+        if report.get("usage") and sampled is not None:
+            report["usage"].update(sampled.fields())  # the PDC's cpu, mem, io, maxvmem
+        report.update(op="task_end", job_id=key[0], task_id=key[1], host=self.host)
+        if not written:
+            log.error("job %d.%d: its end (failed %s) cannot be written down: kept in memory", *key,
+                      report.get("failed"))
+            self.unwritten_ends[key] = report
+        if task.tmpdir:  # in a thread: a TMPDIR may hold many files
+            await trio.to_thread.run_sync(remove_tmpdir, task.tmpdir)
+        self.running.pop(key, None)
+        self.job_control.forget(key)
+        self.send_mails(cfg, execd_mail.end_mails(cfg, report, self.host))
+        await self.report_end(key, report)
+
+    @staticmethod
+    def task_config(task_dir: str) -> dict[str, Any]:
+        """A task's config as the execd wrote it ({} when it cannot be read)."""
+        try:
+            return read_config(task_dir)
+        except (OSError, ValueError):
+            return {}
+
+    def send_mails(self, cfg: Mapping[str, Any], mails: list[tuple[str, str, str]]) -> None:
+        """qsub -m: each (subject, body, recipient) sent by the task config's
+        mailer (sge_conf(5) mailer), in the execd's nursery."""
+        assert self.nursery is not None, "Execd.run has not started"
+        mailer = (cfg.get("mail") or {}).get("mailer") or "/bin/mail"
+        for subject, body, recipient in mails:
+            self.nursery.start_soon(send_mail, mailer, subject, body, recipient)
+
+    async def report_end(self, key: TaskKey, report: dict[str, Any]) -> None:
+        """Report a task's end; tried again later while that fails."""
+        for delay in retry_delays():
+            try:
+                await self.report(report)
+                return
+            except OSError:
+                log.exception("cannot report the end of job %d.%d: tried again in %.0f s", *key, delay)
+                await trio.sleep(delay)
+
+    async def read_end(self, key: TaskKey, task_dir: str, died_through_signal: bool) -> dict[str, Any]:
+        """The task's end report (:func:`minisge.execd.task_dir.end_report`),
+        read again later while its files cannot be read."""
+        for delay in retry_delays():
+            try:
+                return end_report(task_dir, died_through_signal)
+            except OSError:
+                log.exception("cannot read the end of job %d.%d: tried again in %.0f s", *key, delay)
+                await trio.sleep(delay)
+        raise AssertionError("retry_delays never ends")
+
+    def signal(self, job_id: int, task_id: int, sig: str) -> None:
+        """Signal the job's process group.  The ``signal`` file is written
+        first and the shepherd reads it after it has written ``job_pid``, so
+        a signal sent before the job's pid is known is not lost."""
+        signal_dir(self.job_dir(job_id, task_id), signal_number(sig))
+
+
+def retry_delays() -> Iterator[float]:
+    """The waits between the tries of something that failed for a task:
+    RETRY_DELAYS, then its last one for ever."""
+    yield from RETRY_DELAYS
+    while True:
+        yield RETRY_DELAYS[-1]
+
+
+def task_key(name: str) -> TaskKey | None:
+    """``5.1`` → (5, 1); None for a name that is no task's directory."""
+    job, dot, task = name.partition(".")
+    if not dot or not job.isdigit() or not task.isdigit():
+        return None
+    return int(job), int(task)

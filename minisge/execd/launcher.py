@@ -1,0 +1,232 @@
+"""The shepherd launcher: the small process that forks the shepherds of one execd.
+
+Grid Engine's execd starts each task's sge_shepherd(8) as a program of its
+own, so a shepherd holds nothing of the daemon.  minisge's execd does not
+fork its shepherds itself (a fork of the daemon would keep its listening
+socket, its qmaster connection and its memory in every shepherd): it
+starts this launcher once, with a clean exec (``python -m
+minisge.execd.launcher --fd N``: descriptors closed but the control
+socket N), and asks it, over that socket, to fork one shepherd per task.
+The launcher imports only what the shepherd needs (no trio, nothing of the
+daemons), so a fork of it is cheap and carries nothing else.
+
+The control socket (a SOCK_SEQPACKET pair, one JSON object per packet):
+
+``{"op": "fork", "seq": N, "dir": D, "job_id": J}``  (execd → launcher; a PE
+    task's request carries, as SCM_RIGHTS, the descriptors its shepherd keeps:
+    the write ends of its output FIFOs)
+``{"op": "forked", "seq": N, "pid": P}``  the shepherd of D runs as P
+``{"op": "refused", "seq": N, "reason": R}``  no shepherd was started for D
+``{"op": "exited", "pid": P, "status": S}``  a shepherd ended (its wait status)
+
+The fork is marked in the task's directory first: the launcher creates the
+``pid`` file exclusively (``O_EXCL``) *before* it forks, and the shepherd
+writes its pid into it.  An execd recovering after a crash claims a
+directory without ``pid`` the same way, so exactly one of them wins: a task
+whose shepherd never started is told apart from one that started and was
+lost (:mod:`minisge.execd.task_dir`, :meth:`minisge.execd.execd.Execd.recover`).
+
+A shepherd calls ``setsid`` and outlives the launcher and the execd (the
+launcher ends when its execd does: EOF on the control socket, or another
+parent); its standard descriptors are /dev/null and it keeps no other
+descriptor of the launcher.  ``ps`` shows it as Grid Engine's:
+``sge_shepherd-JOBID -bg`` (its name, /proc/PID/comm, ``sge_shepherd``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from minisge.execd import shepherd
+from minisge.execd.task_dir import PID_FILE
+
+MAX_PACKET = 65536
+MAX_FDS = 4  # descriptors one request may carry
+PR_SET_NAME = 15  # prctl(2)
+
+
+def load_libc() -> ctypes.CDLL | None:
+    """The C library, for prctl(2): loaded once, before any fork."""
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+LIBC = load_libc()
+
+
+def set_process_title(name: str, title: str) -> None:
+    """What ``ps`` shows of this process: ``name`` as its command
+    (/proc/PID/comm, prctl PR_SET_NAME, 15 bytes) and ``title`` as its
+    arguments (the process's argv area, padded with NULs; Python keeps its
+    own copy of argv, so nothing reads this memory any more).  Best effort."""
+    try:
+        if LIBC is not None:
+            LIBC.prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        fields = stat[stat.rindex(b")") + 2:].split()  # from field 3 (state) on: see proc(5)
+        arg_start, arg_end = int(fields[45]), int(fields[46])  # fields 48 and 49
+        size = arg_end - arg_start
+        if 0 < size <= 1 << 16:
+            ctypes.memmove(arg_start, title.encode()[:size - 1].ljust(size, b"\0"), size)
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+
+
+def close_descriptors(keep: Sequence[int]) -> None:
+    """Standard descriptors on /dev/null, every other one closed but ``keep``."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        if fd != null:
+            os.dup2(null, fd)
+    for name in os.listdir("/proc/self/fd"):  # the open ones (closing up to the limit costs a millisecond)
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor, closed already
+    for fd in keep:
+        os.set_inheritable(fd, False)  # the shepherd's own; its children must not get them
+
+
+def become_shepherd(task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int]) -> None:
+    """In the forked child: the pid into the ``pid`` file the launcher
+    created, nothing of the launcher kept, then the shepherd. Never returns."""
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        try:
+            os.write(pid_fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass  # a full disk: the shepherd runs without it (a recovering execd then counts it lost)
+        os.close(pid_fd)
+        close_descriptors(keep)
+        set_process_title("sge_shepherd", f"sge_shepherd-{job_id} -bg")
+    except BaseException:  # noqa: BLE001 - a forked child must end in os._exit, whatever happened
+        os._exit(1)
+    shepherd.run(task_dir)
+
+
+class Launcher:
+    """The launcher's loop: fork requests in, shepherds' pids and ends out."""
+
+    def __init__(self, ctl: socket.socket):
+        self.ctl = ctl
+        self.parent = os.getppid()  # the execd: when it is gone, no new shepherd starts
+        self.children: set[int] = set()
+
+    def send(self, msg: dict[str, Any]) -> None:
+        try:
+            self.ctl.send(json.dumps(msg).encode())
+        except OSError:
+            pass  # the execd is gone: its pending replies with it
+
+    def fork(self, request: dict[str, Any], fds: list[int]) -> None:
+        """Claim the task (create ``pid`` exclusively), then fork its shepherd."""
+        seq = request.get("seq")
+        try:
+            task_dir = str(request["dir"])
+            job_id = int(request["job_id"])
+            pid_path = os.path.join(task_dir, PID_FILE)
+            if os.getppid() != self.parent:  # the execd died: leave the task to the one that recovers it
+                self.send({"op": "refused", "seq": seq, "reason": "the execd is gone"})
+                return
+            try:
+                pid_fd = os.open(pid_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            except FileExistsError:
+                self.send({"op": "refused", "seq": seq, "reason": "claimed"})
+                return
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(pid_fd)
+                os.unlink(pid_path)  # not started after all
+                raise
+            if pid == 0:
+                become_shepherd(task_dir, job_id, pid_fd, fds)
+            os.close(pid_fd)
+            self.children.add(pid)
+            self.send({"op": "forked", "seq": seq, "pid": pid})
+        except (OSError, KeyError, TypeError, ValueError) as e:
+            self.send({"op": "refused", "seq": seq, "reason": f"cannot start the shepherd: {e}"})
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def reap(self) -> None:
+        """Collect every shepherd that has ended; tell the execd how."""
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                self.children.clear()
+                return
+            if pid == 0:
+                return
+            self.children.discard(pid)
+            self.send({"op": "exited", "pid": pid, "status": status})
+
+    def serve(self) -> None:
+        """Until the execd is gone (EOF on the control socket)."""
+        wake_r, wake_w = os.pipe()
+        for fd in (wake_r, wake_w):
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)  # the wakeup fd does the work
+        sel = selectors.DefaultSelector()
+        sel.register(self.ctl, selectors.EVENT_READ)
+        sel.register(wake_r, selectors.EVENT_READ)
+        while True:
+            for key, _ in sel.select():
+                if key.fileobj is self.ctl:
+                    try:
+                        data, fds, _, _ = socket.recv_fds(self.ctl, MAX_PACKET, MAX_FDS)
+                    except InterruptedError:
+                        continue
+                    except OSError:
+                        data, fds = b"", []
+                    if not data:
+                        return
+                    try:
+                        request = json.loads(data)
+                    except ValueError:
+                        request = None
+                    if isinstance(request, dict) and request.get("op") == "fork":
+                        self.fork(request, fds)
+                    else:
+                        for fd in fds:
+                            os.close(fd)
+                else:
+                    try:
+                        while os.read(wake_r, 512):
+                            pass
+                    except BlockingIOError:
+                        pass
+            self.reap()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] != "--fd" or not args[1].isdigit():
+        print("usage: python -m minisge.execd.launcher --fd N", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a ^C at the daemon's terminal is the daemon's
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    ctl = socket.socket(fileno=int(args[1]))
+    Launcher(ctl).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,327 @@
+"""A task's directory in the execd spool, and what the execd keeps of a running task.
+
+Grid Engine's execd and shepherd talk through files in
+``active_jobs/<job>.<task>/`` (a PE task's: ``pe_tasks/<job>.<task>/<id>/``).
+The execd writes ``config`` before it asks for the shepherd and ``signal``
+(a signal to send once the job has a pid); the shepherd launcher creates
+``pid`` (exclusively, before the fork: the mark that a shepherd was
+started, :mod:`minisge.execd.launcher`) and the shepherd writes its pid
+into it, then ``job_pid``, ``proc_pid`` (a running procedure), ``error``,
+``usage`` and, last, ``exit_status``, the end marker
+(:mod:`minisge.execd.shepherd`); the execd adds ``limit`` when it kills
+for a limit, and ``kept`` when it keeps the directory of a task whose end
+is recorded (sge_conf(5) execd_params KEEP_ACTIVE).  The helpers here are the one place those files are read and
+written; they are small and local, so they are plain (blocking) calls.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import signal
+import stat
+import time
+from typing import Any
+
+import attrs
+
+from minisge.rules import exit_codes
+
+TaskKey = tuple[int, int]  # (job id, array task id)
+
+PID_FILE = "pid"  # the shepherd's pid; created before the fork (see the module doc)
+CONFIG_FILE = "config"
+END_MARKER = "exit_status"
+KEPT_MARKER = "kept"  # sge_conf(5) execd_params KEEP_ACTIVE: an ended task's directory kept after its end was recorded
+
+
+@attrs.define(eq=False)
+class RunningTask:
+    """A task whose shepherd the execd follows (a job's or a PE task's)."""
+
+    dir: str  # its directory
+    pid: int | None  # its shepherd's pid (None: a recovered task whose shepherd never wrote it)
+    limits: dict[str, float] = attrs.Factory(dict)  # queue_conf(5) RESOURCE LIMITS (minisge.rules.limits)
+    host_slots: int = 1  # the slots it holds on this host: per-slot limits are multiplied by them
+    h_rt: float | None = None  # the job's wall clock limit from the start message
+    started: float = attrs.Factory(time.monotonic)  # for the wall clock
+    tmpdir: str | None = None  # its TMPDIR, removed at its end
+    stopped: bool = False  # suspended (a PE task follows its job)
+    job_id: int = 0  # for the shepherd's process title
+    cpus: tuple[int, ...] = ()  # the processors its -binding took (no other job is bound to them)
+
+    def wallclock_limits(self) -> dict[str, float]:
+        """Its limits with the start message's h_rt folded in."""
+        lim = dict(self.limits)
+        if self.h_rt is not None:
+            lim["h_rt"] = min(lim.get("h_rt", float("inf")), float(self.h_rt))
+        return lim
+
+
+def signal_number(name: str) -> int:
+    """``KILL``, ``TERM``, ... as a signal number; SIGKILL for an unknown name."""
+    return int(signal.Signals.__members__.get(f"SIG{name}", signal.SIGKILL))
+
+
+# ---------------------------------------------------------------- writing
+def write_file(path: str, text: str, mode: int = 0o644) -> None:
+    """Write with one write(2): the small result files are read only after the
+    shepherd has ended, except ``exit_status``, the end marker, which is
+    renamed into place (see :func:`write_marker`)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    try:
+        os.fchmod(fd, mode)  # also a file left from before with other modes
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def write_marker(path: str, text: str, mode: int = 0o644) -> None:
+    """Atomically: a reader sees no file or the whole of it."""
+    tmp = path + ".tmp"
+    write_file(tmp, text, mode)
+    os.rename(tmp, path)
+
+
+TASK_DIR_MODE = 0o711  # the job, run as its owner, reaches $PE_HOSTFILE and its FIFOs; nobody lists the files
+CONFIG_MODE = 0o600  # the config holds the job's environment (-v, -V): the daemon's alone
+
+
+class ReservedFile:
+    """A result file whose room is taken when the shepherd starts, so that a
+    disk filled meanwhile (by the job, say) cannot cost it: ``NAME.tmp`` is
+    made and ``size`` bytes allocated now; :meth:`commit` writes the text
+    into that room, cuts the file to it and renames it into place (a reader
+    sees no file or the whole of it).  When nothing could be reserved (the
+    disk was full already), :meth:`commit` writes as :func:`write_marker`."""
+
+    def __init__(self, path: str, size: int = 4096, reserve: bool = True):
+        self.path = path
+        self.fd: int | None = None
+        self.size = size
+        if not reserve:
+            return
+        try:
+            fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        except OSError:
+            return
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError:
+            os.close(fd)
+            return
+        self.fd = fd
+
+    @classmethod
+    def unreserved(cls, path: str) -> ReservedFile:
+        """One whose room was never taken (written as :func:`write_marker`)."""
+        return cls(path, 0, reserve=False)
+
+    def commit(self, text: str) -> None:
+        data = text.encode()
+        fd, self.fd = self.fd, None
+        if fd is None or len(data) > self.size:
+            if fd is not None:
+                os.close(fd)
+            write_marker(self.path, text)
+            return
+        try:
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
+        os.rename(self.path + ".tmp", self.path)
+
+
+def write_config(task_dir: str, cfg: dict[str, Any]) -> None:
+    """The shepherd's config, whole or not at all (a crash or a full disk
+    in the middle leaves no half config behind)."""
+    write_marker(os.path.join(task_dir, CONFIG_FILE), json.dumps(cfg), CONFIG_MODE)
+
+
+def claim(task_dir: str) -> bool:
+    """Mark the task as one whose shepherd will never start: create its
+    ``pid`` file exclusively, as the launcher does before it forks; False
+    when it is there already (a shepherd was started, or is being)."""
+    try:
+        os.close(os.open(os.path.join(task_dir, PID_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         0o644))
+    except FileExistsError:
+        return False
+    return True
+
+
+def secure_spool(spool: str) -> None:
+    """The task directories an earlier execd left in ``spool`` (``active_jobs/*``,
+    ``pe_tasks/*/*``) get ``TASK_DIR_MODE`` and their configs ``CONFIG_MODE``."""
+    for pattern in ("active_jobs/*", "pe_tasks/*/*"):
+        for d in glob.glob(os.path.join(glob.escape(spool), pattern)):
+            try:
+                if not stat.S_ISDIR(os.lstat(d).st_mode):
+                    continue
+                os.chmod(d, TASK_DIR_MODE)
+                config = os.path.join(d, "config")
+                if os.path.isfile(config) and not os.path.islink(config):
+                    os.chmod(config, CONFIG_MODE)
+            except OSError:
+                continue  # gone meanwhile
+
+
+def format_usage(usage: dict[str, Any]) -> str:
+    return "".join(f"{k}={v}\n" for k, v in usage.items())
+
+
+# ---------------------------------------------------------------- reading
+def read_int(path: str) -> int | None:
+    """The number a pid file holds; None when it is missing or not a number."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def read_config(task_dir: str) -> dict[str, Any]:
+    with open(os.path.join(task_dir, CONFIG_FILE), encoding="utf-8") as f:
+        cfg: dict[str, Any] = json.load(f)
+    return cfg
+
+
+def parse_usage(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            out[k] = v
+    return out
+
+
+def is_kept(task_dir: str) -> bool:
+    """Is this the directory of a task whose end the qmaster recorded, kept
+    for KEEP_ACTIVE (nothing left to report)?"""
+    return os.path.exists(os.path.join(task_dir, KEPT_MARKER))
+
+
+def keep(task_dir: str) -> None:
+    """Mark an ended task's directory as kept (execd_params KEEP_ACTIVE)."""
+    write_file(os.path.join(task_dir, KEPT_MARKER), "")
+
+
+def has_ended(task_dir: str) -> bool:
+    """Has the shepherd written its end marker?"""
+    return os.path.exists(os.path.join(task_dir, END_MARKER))
+
+
+def end_marker(failed: int, usage: dict[str, Any] | None) -> str:
+    """The text of ``exit_status``: the shepherd's state, then the job's exit
+    status and signal when it ran (``failed [exit_status signal]``), so that
+    the end marker alone says how the job ended."""
+    if usage is None:
+        return f"{failed}\n"
+    return f"{failed} {int(usage.get('exit_status', 0))} {int(usage.get('signal', 0))}\n"
+
+
+def read_results(task_dir: str) -> dict[str, Any]:
+    """What the shepherd left: the report to send to the qmaster."""
+    report: dict[str, Any] = {}
+    marker: list[str] = []
+    try:
+        with open(os.path.join(task_dir, END_MARKER), encoding="utf-8") as f:
+            marker = f.read().split()
+        report["failed"] = int(marker[0])
+    except (FileNotFoundError, ValueError, IndexError):
+        report["failed"] = exit_codes.ESSTATE_NO_EXITSTATUS
+    try:
+        with open(os.path.join(task_dir, "usage"), encoding="utf-8") as f:
+            usage = parse_usage(f.read())
+        report["usage"] = usage
+        report["exit_status"] = int(usage.get("exit_status", 0))
+        report["signal"] = int(usage.get("signal", 0))
+    except FileNotFoundError:
+        report["usage"] = {}
+        if len(marker) == 3 and marker[1].isdigit() and marker[2].isdigit():  # the job's end, without its usage
+            report["exit_status"], report["signal"] = int(marker[1]), int(marker[2])
+    try:
+        with open(os.path.join(task_dir, "error"), encoding="utf-8") as f:
+            report["error"] = f.readline().strip()
+    except FileNotFoundError:
+        pass
+    try:
+        with open(os.path.join(task_dir, "limit"), encoding="utf-8") as f:
+            report["limit"] = f.read().strip()
+    except FileNotFoundError:
+        pass
+    try:  # which run of the task this was (the qmaster's dispatch time): a late report of an
+        dispatched = read_config(task_dir).get("dispatched")  # earlier run must not end a later one
+    except (OSError, ValueError):
+        dispatched = None
+    if isinstance(dispatched, (int, float)):
+        report["dispatched"] = dispatched
+    return report
+
+
+def end_report(task_dir: str, died_through_signal: bool) -> dict[str, Any]:
+    """The results of a shepherd that has ended.  One gone without its end
+    marker (killed, or its host went down and the execd restarted) gets
+    the lost state (:func:`minisge.rules.exit_codes.lost_shepherd_state`),
+    written down, so the end is reported at the next connection too; when
+    even that cannot be written (a full disk), the state is in the report
+    alone (:func:`has_ended` stays False)."""
+    if has_ended(task_dir):
+        return read_results(task_dir)
+    state = exit_codes.lost_shepherd_state(died_through_signal)
+    try:
+        write_marker(os.path.join(task_dir, END_MARKER), f"{state}\n")
+    except OSError:
+        return dict(read_results(task_dir), failed=state)
+    return read_results(task_dir)
+
+
+def recovered_task(task_dir: str) -> RunningTask:
+    """A task an earlier execd started: its shepherd's pid, its limits, host
+    slots, h_rt and TMPDIR (its config) and when it started (its ``pid``
+    file), for the wall clock."""
+    task = RunningTask(task_dir, read_int(os.path.join(task_dir, PID_FILE)))
+    try:
+        cfg = read_config(task_dir)
+        task.limits = dict(cfg.get("limits") or {})
+        task.host_slots = int(cfg.get("host_slots") or 1)
+        task.h_rt = cfg.get("h_rt")
+        task.tmpdir = cfg.get("tmpdir")
+        task.job_id = int(cfg.get("job_id") or 0)
+        task.cpus = tuple((cfg.get("binding") or {}).get("cpus") or ())
+        age = max(0.0, time.time() - os.stat(os.path.join(task_dir, PID_FILE)).st_mtime)
+        task.started = time.monotonic() - age
+    except (OSError, ValueError):
+        pass  # no config or pid file: the shepherd never ran; nothing to watch
+    return task
+
+
+# ---------------------------------------------------------------- signals
+def signal_dir(task_dir: str, signum: int, note: bool = True) -> None:
+    """Signal the process group of the job (or PE task) whose shepherd
+    works in ``task_dir``.  With ``note`` the ``signal`` file is written
+    first: the shepherd reads it once it has written ``job_pid``, so a
+    signal sent before the pid is known is not lost (a warning such as
+    s_rt's SIGUSR1 is not noted)."""
+    if not os.path.isdir(task_dir):
+        return
+    if note:
+        try:
+            write_file(os.path.join(task_dir, "signal"), f"{int(signum)}\n")
+        except OSError:
+            pass  # a full disk: the signal still goes to a job that has a pid
+    killpg(read_int(os.path.join(task_dir, "job_pid")), signum)
+
+
+def killpg(pid: int | None, signum: int) -> bool:
+    """Signal the process group ``pid`` leads; False when there is none (or
+    it is not ours to signal)."""
+    if not pid:
+        return False
+    try:
+        os.killpg(pid, signum)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False

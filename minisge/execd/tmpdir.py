@@ -1,0 +1,120 @@
+"""A task's TMPDIR (queue_conf(5) tmpdir): made for the job owner, following nothing.
+
+The path is predictable (``<queue tmpdir>/<job>.<task>.<queue>``) and the
+queue's tmpdir is usually /tmp, where every user may create entries.  Grid
+Engine 8.1.9 (execd/tmpdir.c, sge_make_tmpdir) makes it with mkdir 0755,
+an existing entry accepted, then chown(2)s the *path* to the job owner: a
+symbolic link planted there gets its target chowned (any directory of
+root's, given to the user), and a plain file planted there fails the task's
+setup, which puts the queue instance in error for everyone.
+
+:func:`make_tmpdir` creates the directory relative to a descriptor of its
+parent, opens what is there with O_NOFOLLOW|O_DIRECTORY and decides on
+that descriptor: the directory it just made (owned by this process), or a
+real directory of the job owner's already there (a PE task joining its job
+on this host, an earlier run's, or one the owner made: nothing in it the
+owner could not have put there anyway), is the TMPDIR; its owner and mode
+are changed through the descriptor (fchown, fchmod), no path is ever
+chowned.  Anything else at the path (a symbolic link, a file, a directory
+of another user's) is renamed aside, never followed nor used, and the task
+gets a fresh directory.  A new directory gets 8.1.9's mode (0755).
+An execd that is not root (a user's own cell) may not rename another
+user's entry out of a sticky /tmp: the task then gets a fresh directory of
+a name of its own beside it (``<job>.<task>.<queue>.<random>``), and its
+TMPDIR says which.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import shutil
+import stat
+from typing import Any
+
+MODE = 0o755  # 8.1.9's
+ATTEMPTS = 5  # entries moved aside before giving up (someone keeps planting)
+
+
+class TmpdirError(OSError):
+    """The TMPDIR could not be made."""
+
+
+def make_tmpdir(path: str, uid: int, gid: int) -> tuple[str, list[str]]:
+    """Make ``path`` a directory of ``uid``:``gid`` (owner and group changed
+    only when this process is root), see the module doc.  Returns the
+    directory made (``path``, or a fresh name beside it when what is in the
+    way may not be moved) and the names whatever was in the way was moved
+    aside to (for the caller's log)."""
+    parent, name = os.path.split(os.path.normpath(path))
+    if not name or name in (".", ".."):
+        raise TmpdirError(f"no directory name in TMPDIR {path!r}")
+    os.makedirs(parent, exist_ok=True)  # the queue's tmpdir: the administrator's
+    moved: list[str] = []
+    pfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(ATTEMPTS):
+            try:
+                os.mkdir(name, 0o700, dir_fd=pfd)
+                created = True
+            except FileExistsError:
+                created = False
+            fd = open_directory(name, pfd)
+            if fd is not None:
+                try:
+                    st = os.fstat(fd)
+                    if st.st_uid == (os.geteuid() if created else uid):
+                        if os.geteuid() == 0:
+                            os.fchown(fd, uid, gid)
+                        if created:
+                            os.fchmod(fd, MODE)
+                        return os.path.join(parent, name), moved
+                finally:
+                    os.close(fd)
+            aside = f"{name}.moved-{secrets.token_hex(4)}"
+            try:
+                os.rename(name, aside, src_dir_fd=pfd, dst_dir_fd=pfd)
+                moved.append(os.path.join(parent, aside))
+            except FileNotFoundError:
+                pass  # gone meanwhile: try again
+            except PermissionError:  # another user's, in a sticky directory, and we are not root
+                name = f"{os.path.basename(os.path.normpath(path))}.{secrets.token_hex(4)}"
+        raise TmpdirError(f"cannot make TMPDIR {path}: something keeps being put in its place")
+    finally:
+        os.close(pfd)
+
+
+def use_tmpdir(cfg: dict[str, Any], path: str) -> None:
+    """A task's configuration (minisge.execd.shepherd_config) with ``path`` as
+    its TMPDIR: the directory, and TMPDIR and TMP in the job's environment."""
+    cfg["tmpdir"] = path
+    for env in (cfg.get("env"), cfg.get("sge_env")):
+        if isinstance(env, dict):
+            for var in ("TMPDIR", "TMP"):
+                if var in env:
+                    env[var] = path
+
+
+def open_directory(name: str, dir_fd: int) -> int | None:
+    """A descriptor of the directory ``name`` in ``dir_fd``; None when that
+    is no directory (a symbolic link is not followed) or is gone."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except (NotADirectoryError, FileNotFoundError):
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # a symbolic link
+            return None
+        raise
+    if not stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_tmpdir(path: str) -> None:
+    """Remove a task's TMPDIR and what the job left in it.  shutil.rmtree
+    follows no symbolic link (on Linux it works on descriptors), and one
+    put in the TMPDIR's place is left alone."""
+    shutil.rmtree(path, ignore_errors=True)

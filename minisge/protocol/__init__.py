@@ -1,0 +1,65 @@
+"""The one protocol spoken between the commands and the daemons, and between daemons.
+
+Standard library only: every command imports this package, and a command must
+start in a few milliseconds.  What is where:
+
+- :mod:`minisge.protocol.wire`: frames, replies, the cell key, the blocking
+  socket calls (the names below);
+- :mod:`minisge.protocol.handshake`: the cell-key handshake between hosts and
+  the authenticated TCP connection (daemons only);
+- :mod:`minisge.protocol.catalogue`: every operation (its direction, its
+  fields with their types and limits, its replies) and the one validator
+  the daemons run on every message they receive;
+- :mod:`minisge.protocol.client`: how a command finds its cell and asks;
+- :mod:`minisge.protocol.trio_streams`: the daemons' side, on trio (imported
+  by the daemons alone, never by a command).
+"""
+
+from minisge.protocol.wire import (
+    HEADER,
+    HEADER_SIZE,
+    KEY_SIZE,
+    MAGIC,
+    MAX_FIELD_LENGTH,
+    MAX_HANDSHAKE_PAYLOAD,
+    MAX_PAYLOAD,
+    NONCE_SIZE,
+    VERSION,
+    ClientSocket,
+    ConnectionClosed,
+    Credentials,
+    FrameDecoder,
+    HandshakeError,
+    KeyFileError,
+    ProtocolError,
+    RemotePeer,
+    check_header,
+    check_reply,
+    check_request,
+    connect_unix,
+    decode_payload,
+    encode,
+    error_reply,
+    is_final,
+    iter_replies,
+    make_key,
+    ok_reply,
+    open_relay_envelope,
+    peer_credentials,
+    read_key,
+    recv,
+    relay_envelope,
+    request,
+    send,
+    write_key,
+)
+
+__all__ = [
+    "HEADER", "HEADER_SIZE", "KEY_SIZE", "MAGIC", "MAX_FIELD_LENGTH", "MAX_HANDSHAKE_PAYLOAD", "MAX_PAYLOAD",
+    "NONCE_SIZE", "VERSION",
+    "ClientSocket", "ConnectionClosed", "Credentials", "FrameDecoder", "HandshakeError",
+    "KeyFileError", "ProtocolError", "RemotePeer", "check_header", "check_reply",
+    "check_request", "connect_unix", "decode_payload", "encode", "error_reply", "is_final",
+    "iter_replies", "make_key", "ok_reply", "open_relay_envelope", "peer_credentials", "read_key", "recv",
+    "relay_envelope", "request", "send", "write_key",
+]

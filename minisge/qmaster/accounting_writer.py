@@ -1,0 +1,197 @@
+"""Turning a finished task into its accounting(5) record, and appending it.
+
+The record is appended and flushed to the disk before the job leaves the
+qmaster (Grid Engine buffers it for ``accounting_flush_time``, 15 s by
+default, which is why tools poll qacct in a loop: minisge has no such gap).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from minisge.formats import accounting
+from minisge.formats.submit_options import format_ranges
+from minisge.qmaster.job import Job, Task
+from minisge.rules import exit_codes
+
+
+def category(job: Job, acls: Sequence[str] = (), project_considered: bool = False) -> str:
+    """Grid Engine's job category (accounting(5) ``category``), the requests
+    that group jobs as pseudo options in 8.1.9's order: ``-U`` the access
+    lists of the owner that queues, hosts or PEs refer to (``acls``), ``-q``,
+    ``-masterq``, ``-l``, ``-soft -l``, ``-pe``, ``-I y`` of an immediate
+    job, ``-P`` when queues or hosts refer to projects
+    (``project_considered``).  TIME requests are in seconds (the qmaster
+    keeps them so), so a category holds no ``:`` that is not the user's."""
+    s = job.spec
+    parts = []
+    if acls:
+        parts.append("-U " + ",".join(acls))
+    if s.get("hard_queues"):
+        parts.append("-q " + ",".join(s["hard_queues"]))
+    if s.get("master_queues"):
+        parts.append("-masterq " + ",".join(s["master_queues"]))
+    if s.get("hard_resources"):
+        parts.append("-l " + ",".join(f"{k}={v}" for k, v in s["hard_resources"].items()))
+    if s.get("soft_resources"):
+        parts.append("-soft -l " + ",".join(f"{k}={v}" for k, v in s["soft_resources"].items()))
+    if s.get("pe"):
+        parts.append(f"-pe {s['pe']['name']} {format_ranges(s['pe']['ranges'])}")
+    if s.get("now"):
+        parts.append("-I y")
+    if s.get("project") and project_considered:
+        parts.append(f"-P {s['project']}")
+    if s.get("ar"):  # qsub -ar: 8.1.9 writes it last
+        parts.append(f"-ar {int(s['ar'])}")
+    return " ".join(parts) or "NONE"
+
+
+def record_for(job: Job, task: Task, report: dict[str, Any], failed: int,
+               default_host: str, category_text: str, queue_priority: int) -> accounting.AccountingRecord:
+    """The record of one run of ``task``: ``category_text`` is the job's
+    category (:func:`category`), ``queue_priority`` the queue_conf(5)
+    ``priority`` of the task's master queue, which 8.1.9 records as the
+    job's priority (its -p is not recorded)."""
+    zeroed = exit_codes.accounted_without_times(failed)
+    never_started = exit_codes.accounted_as_never_started(failed)
+    usage: dict[str, Any]
+    if zeroed or never_started:
+        # Grid Engine 8.1.9 writes the record of an attempt re-queued after a
+        # failed prolog, PE start or epilog with zero times, status and usage;
+        # that of a job whose output could not be opened likewise, but with
+        # its submission time
+        usage, report = {}, dict(report, exit_status=0)
+    else:
+        usage = report.get("usage") or {}
+
+    def f(name: str) -> float:
+        try:
+            return float(usage.get(name, 0) or 0)
+        except ValueError:
+            return 0.0
+
+    if zeroed or never_started:
+        start = end = 0
+    else:
+        start = int(f("start_time")) if usage.get("start_time") else int(task.start_time)
+        end = int(f("end_time")) if usage.get("end_time") else start
+    utime, stime = f("ru_utime"), f("ru_stime")
+    ran = exit_codes.usage_valid(failed)
+    m = task.master
+    maxrss_kb = f("ru_maxrss")
+    # accounting(5) cpu: the job's CPU time; the execd's summed /proc sample
+    # ("cpu_pdc") counts processes the job's own rusage misses (a killed
+    # shell's children), so the higher of both, as 8.1.9 reports it
+    cpu = max(utime + stime, f("cpu_pdc"))
+    return accounting.AccountingRecord(
+        qname=m.cqueue if m else "UNKNOWN",
+        hostname=m.host if m else default_host,
+        group=job.group,
+        owner=job.owner,
+        job_name=job.name,
+        job_number=job.number,
+        account=job.spec.get("account") or "sge",
+        priority=queue_priority,
+        submission_time=0 if zeroed else int(job.submission_time),
+        start_time=start if (ran or zeroed or never_started) else int(task.start_time),
+        end_time=end,
+        failed=failed,
+        exit_status=int(report.get("exit_status", 0)) if ran else 0,
+        ru_wallclock=max(0, end - start) if ran else 0,
+        ru_utime=utime,
+        ru_stime=stime,
+        ru_maxrss=maxrss_kb,
+        ru_ixrss=int(f("ru_ixrss")),
+        ru_ismrss=int(f("ru_ismrss")),
+        ru_idrss=int(f("ru_idrss")),
+        ru_isrss=int(f("ru_isrss")),
+        ru_minflt=int(f("ru_minflt")),
+        ru_majflt=int(f("ru_majflt")),
+        ru_nswap=int(f("ru_nswap")),
+        ru_inblock=f("ru_inblock"),
+        ru_oublock=int(f("ru_oublock")),
+        ru_msgsnd=int(f("ru_msgsnd")),
+        ru_msgrcv=int(f("ru_msgrcv")),
+        ru_nsignals=int(f("ru_nsignals")),
+        ru_nvcsw=int(f("ru_nvcsw")),
+        ru_nivcsw=int(f("ru_nivcsw")),
+        project=job.spec.get("project") or "NONE",
+        department="defaultdepartment",
+        granted_pe=task.granted_pe or "NONE",
+        slots=task.slots or 1,
+        task_number=task.task_id if job.is_array else 0,
+        cpu=cpu,
+        mem=f("mem"),
+        io=f("io"),
+        category=category_text,
+        iow=0.0,
+        pe_taskid="NONE",
+        maxvmem=f("maxvmem"),
+        arid=int(job.spec.get("ar") or 0),
+        ar_submission_time=0,
+    )
+
+
+def append(path: str, record: accounting.AccountingRecord, sync: bool = True) -> None:
+    """Append one line; the file is created with Grid Engine's header if new.
+
+    All or nothing: OSError (a full or read-only file system) leaves the file
+    as it was, no half line, so the record can be appended again later."""
+    line = accounting.write_line(record)
+    if not line.endswith("\n"):
+        line += "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        # text that came as bytes that are not UTF-8 (a path, an account string: the
+        # protocol carries them with surrogateescape) goes back to the file as those bytes
+        data = memoryview(((accounting.header() if size == 0 else "") + line).encode("utf-8", "surrogateescape"))
+        try:
+            while data:  # a full disk may take part of a write before it refuses the rest
+                data = data[os.write(fd, data):]
+            if sync:
+                os.fdatasync(fd)
+        except OSError:
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(fd)
+
+
+# the fields of a record that a repeated report of the same run repeats unchanged
+# (job_number, start_time, end_time, failed, exit_status, ru_wallclock, ru_utime,
+# ru_stime, ru_maxrss, ru_minflt, ru_majflt, ru_nvcsw, ru_nivcsw, task_number: the
+# shepherd's usage file and the qmaster's job), as written; not cpu, mem, io or
+# maxvmem, which an execd that restarted meanwhile no longer samples
+_RUN_FIELDS = (5, 9, 10, 11, 12, 13, 14, 15, 16, 21, 22, 29, 30, 35)
+
+
+def _run_key(line: str) -> tuple[str, ...] | None:
+    f = line.rstrip("\n").split(":")
+    return tuple(f[i] for i in _RUN_FIELDS) if len(f) >= accounting.NFIELDS else None
+
+
+def already_written(path: str, record: accounting.AccountingRecord, window: int = 1 << 20) -> bool:
+    """Whether the last ``window`` bytes of the file hold this run's record.
+
+    Asked only for a task that was running when the qmaster went down: its
+    end may have been recorded just before, and must not be recorded twice.
+    The record of an earlier run of the same task (re-run after exit 99, or
+    after qmod -cj) that started in the same second is another run's: a run
+    is known by its times, exit and the usage its shepherd wrote.
+    """
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - window))
+            tail = f.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return False
+    key = _run_key(accounting.write_line(record))
+    return any(_run_key(line) == key for line in tail.splitlines() if not line.startswith("#"))

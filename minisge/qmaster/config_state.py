@@ -1,0 +1,1021 @@
+"""The configuration the qmaster holds: every object of the spool, parsed.
+
+Loading reads the classic spool with the format modules; a file that does
+not parse stops the qmaster with ``FILE:LINE: what is wrong`` (the spool is
+the truth, and a guess is worse than a clear stop).  This module also turns
+configuration and jobs into what the scheduler and the execd need: the
+scheduler's snapshot, the checks a submission must pass, and the start
+message of a dispatched task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fnmatch
+import json
+import logging
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from minisge import scheduler
+from minisge.formats import (
+    access_list,
+    host_conf,
+    hostgroup,
+    project,
+    queue_conf,
+    resource_quota,
+    sched_conf,
+    sge_conf,
+    sge_pe,
+    sge_types,
+    wc_queue,
+)
+from minisge.formats import complex as complex_fmt
+from minisge.formats.complex import Consumable
+from minisge.formats.errors import FormatError
+from minisge.formats.lines import SPOOL_HEADER, read_attributes, strip_header
+from minisge.formats.sge_types import SpecifierError, parse_number, parse_time
+from minisge.qmaster import accounting_writer, submit_checks
+from minisge.qmaster.job import Grant, Job, Task
+from minisge.qmaster.job_facts import deadline_time, job_facts
+from minisge.qmaster.spool import QmasterSpool, SpoolError, atomic_write, list_text, parse_list
+from minisge.rules import limits
+from minisge.rules.initial_state import appeared, apply_initial_state, vanished
+from minisge.scheduler import advance_reservation, job_order, quota
+from minisge.scheduler.complexes import ComplexIndex
+from minisge.scheduler.load_scaling import scaled_load
+
+log = logging.getLogger("minisge.qmaster")
+
+CENTRY_FIELDS = ("name", "shortcut", "type", "relop", "requestable", "consumable", "default", "urgency")
+# queue_conf(5) initial_state: the kinds whose change can add or remove queue instances
+QINSTANCE_KINDS = ("cqueues", "hostgroups")
+
+
+class RequestError(Exception):
+    """A request refused with Grid Engine's message and exit code."""
+
+    def __init__(self, message: str, rc: int = 1):
+        super().__init__(message)
+        self.rc = rc
+
+
+def granted_master(task: Task) -> Grant:
+    """The master queue instance of a dispatched task (its first grant)."""
+    m = task.master
+    if m is None:
+        raise ValueError(f"task {task.task_id} holds no queue instance")
+    return m
+
+
+def _consumable_kind(attr: complex_fmt.ComplexAttr | None) -> Consumable | None:
+    return attr.consumable if attr is not None else None
+
+
+def centry_text_to_line(text: str, path: str) -> str:
+    attrs = read_attributes(text, path, known=CENTRY_FIELDS, required=CENTRY_FIELDS)
+    return " ".join(attrs[f].value for f in CENTRY_FIELDS)
+
+
+def complex_list(lines: list[str], path: str) -> complex_fmt.ComplexList:
+    """The complex list of the centry files' lines (one attribute each)."""
+    return complex_fmt.parse("\n".join(lines) + "\n", path)
+
+
+#: how load() reads each kind of configuration object (its spool directory → parser)
+OBJECT_PARSERS: dict[str, Callable[[str, str], Any]] = {
+    "cqueues": queue_conf.parse, "pe": sge_pe.parse, "exec_hosts": host_conf.parse,
+    "hostgroups": hostgroup.parse, "usersets": access_list.parse, "projects": project.parse,
+    "resource_quotas": resource_quota.parse, "centry": centry_text_to_line,
+}
+
+
+def _bad_value_kind(attr: complex_fmt.ComplexAttr, value: str) -> str | None:
+    """The type word of Grid Engine's "is not a ... value" when ``value`` does
+    not fit ``attr``'s type (8.1.9 says "a integer"), else None."""
+    t = str(attr.type)
+    try:
+        if t == "TIME":
+            sge_types.parse_time(value)
+        elif t == "MEMORY":
+            sge_types.parse_memory(value)
+        elif t in ("INT", "DOUBLE"):
+            sge_types.parse_number(value)
+        elif t == "BOOL":
+            if value.lower() not in ("true", "false", "1", "0", "t", "f", "yes", "no", "y", "n"):
+                return "boolean"
+    except sge_types.SpecifierError:
+        return {"TIME": "time", "MEMORY": "memory", "INT": "integer", "DOUBLE": "double"}[t]
+    return None
+
+
+def _host_values_names(hv: queue_conf.HostValues) -> tuple[str, ...]:
+    """The names a name-list attribute of a cluster queue gives any host (NONE: none)."""
+    return tuple(n for text in (hv.default, *(v for _, v in hv.overrides))
+                 for n in text.replace(",", " ").split() if n != "NONE")
+
+
+class ConfigState:
+    def __init__(self, spool: QmasterSpool, host: str):
+        self.spool = spool
+        self.host = host
+        self.cqueues: dict[str, queue_conf.QueueConf] = {}
+        self.pes: dict[str, sge_pe.ParallelEnvironment] = {}
+        self.exec_hosts: dict[str, host_conf.ExecHost] = {}
+        self.hostgroups: dict[str, hostgroup.HostGroup] = {}
+        self.usersets: dict[str, access_list.AccessList] = {}
+        self.projects: dict[str, project.Project] = {}
+        self.rqs: dict[str, resource_quota.ResourceQuotaSet] = {}
+        self.complexes: complex_fmt.ComplexList = complex_fmt.ComplexList(())
+        self.global_conf: sge_conf.Configuration = sge_conf.Configuration()
+        self.sched_conf: sched_conf.SchedConf = sched_conf.SchedConf()
+        self.managers: list[str] = []
+        self.operators: list[str] = []
+        self.submit_hosts: list[str] = []
+        self.admin_hosts: list[str] = []
+        self.qi_states: dict[str, str] = {}  # qinstance -> extra state letters (E, d)
+        self.qi_messages: dict[str, list[str]] = {}
+        self.qi_states_unsaved = False  # the file is behind (a full spool): the backlog writes it
+        self.load_values: dict[str, dict[str, str]] = {}  # host -> its last load report
+        self.cell_owner_only = os.getuid() != 0
+        # caches of what the configuration derives, keyed by what they derive from
+        self._groups_cache: tuple[tuple[Any, ...], dict[str, frozenset[str]]] | None = None
+        self._cx: ComplexIndex | None = None
+        self._cx_for: complex_fmt.ComplexList | None = None
+        self._qi_cache: tuple[tuple[Any, ...], list[scheduler.QInstance]] | None = None
+
+    # ------------------------------------------------------------ loading
+    def load(self) -> None:
+        """Read the whole configuration; a file that does not load stops the
+        qmaster with a FormatError ``FILE:LINE: what is wrong``."""
+        sp = self.spool
+        objects = {kind: {n: parse(t, p) for n, (p, t) in sp.load_objects(kind).items()}
+                   for kind, parse in OBJECT_PARSERS.items()}
+        self.cqueues = objects["cqueues"]
+        self.pes = objects["pe"]
+        self.exec_hosts = objects["exec_hosts"]
+        self.hostgroups = objects["hostgroups"]
+        self.usersets = objects["usersets"]
+        self.projects = objects["projects"]
+        self.rqs = objects["resource_quotas"]
+        self.complexes = complex_list(list(objects["centry"].values()), os.path.join(sp.dir, "centry"))
+        p, t = sp.read_common("configuration")
+        self.global_conf = self.parse_common("configuration", t, p)
+        self.name_without_effect(self.global_conf)
+        p, t = sp.read_common("sched_configuration")
+        self.sched_conf = self.parse_common("sched_configuration", t, p)
+        self.managers = sp.read_list("managers")
+        self.operators = sp.read_list("operators")
+        self.submit_hosts = sorted(os.listdir(os.path.join(sp.dir, "submit_hosts")))
+        self.admin_hosts = sorted(os.listdir(os.path.join(sp.dir, "admin_hosts")))
+        self.load_qi_states()
+
+    # ------------------------------------------------------------ checks before a change is written
+    # Every configuration change is read back, before it is written, by the code
+    # load() reads the spool with: what a qconf writes, the next start reads.
+    def check_object(self, kind: str, name: str, text: str) -> Any:
+        """The model load() makes of spool file ``kind/name`` holding ``text``
+        (as written, with the spool header); FormatError if it would not load."""
+        try:
+            path = self.spool.object_path(kind, name)
+        except ValueError as e:
+            raise FormatError(str(e)) from None
+        return OBJECT_PARSERS[kind](SPOOL_HEADER + text, path)
+
+    def check_complexes(self, texts: Mapping[str, str]) -> complex_fmt.ComplexList:
+        """The complex list load() makes of the centry files ``name → text``."""
+        lines = [self.check_object("centry", n, t) for n, t in texts.items()]
+        return complex_list(lines, os.path.join(self.spool.dir, "centry"))
+
+    def parse_common(self, name: str, text: str, path: str | None = None) -> Any:
+        """``common/configuration``, ``common/sched_configuration`` or
+        ``common/local_conf/HOST`` (``name`` ``local_conf/HOST``) as load() and
+        the dispatch read them."""
+        path = path or self.spool.cell.common_file(name)
+        if name == "sched_configuration":
+            return sched_conf.parse(text, path)
+        if name == "configuration":
+            return sge_conf.parse(text, path, name="global")
+        kind, _, host = name.partition("/")
+        if kind != "local_conf" or not host or "/" in host or host in (".", ".."):
+            raise FormatError(f"no configuration {name!r}", path)
+        return sge_conf.parse(strip_header(text), path, name=host)
+
+    @staticmethod
+    def name_without_effect(conf: sge_conf.Configuration) -> None:
+        """Say in the messages file which attributes of ``conf`` minisge keeps
+        without acting on them (at start and at each change)."""
+        for name, value in sge_conf.without_effect(conf):
+            log.warning("configuration %s: %s %s is kept without effect by minisge (sge_conf(5))",
+                        conf.name, name, value)
+
+    @staticmethod
+    def check_names(names: list[str]) -> str | None:
+        """A name of ``managers``/``operators`` that would not read back as
+        itself from the list's file (white space, a comment), else None."""
+        if parse_list(list_text(names)) == names:
+            return None
+        return next((n for n in names if parse_list(list_text([n])) != [n]), names[0] if names else "")
+
+    def register_execd(self, host: str) -> bool:
+        """An execd of ``host`` registered: an execution host from now on.
+        Whether it is a new one."""
+        if host in self.exec_hosts:
+            return False
+        self.exec_hosts[host] = host_conf.template(host)
+        try:
+            self.spool.write_object("exec_hosts", host, host_conf.write(self.exec_hosts[host]))
+        except SpoolError as err:  # the host's template: written again at its next registration
+            log.error("cannot write the execution host %s: %s", host, err)
+        return True
+
+    def join_hostgroup(self, name: str, host: str) -> bool:
+        """Add ``host`` to host group ``name`` (spooled first, as ``qconf
+        -aattr hostgroup hostlist HOST NAME``); whether it was added (not if
+        the group is missing or already holds it, or the spool refused)."""
+        group = self.hostgroups.get(name)
+        if group is None or host in group.hostlist:
+            return False
+        joined = hostgroup.HostGroup(name, (*group.hostlist, host))
+        try:
+            self.spool.write_object("hostgroups", name, hostgroup.write(joined))
+        except SpoolError as err:
+            log.error("cannot add %s to host group %s: %s", host, name, err)
+            return False
+        self.put_object("hostgroups", name, joined)
+        return True
+
+    def in_a_queue(self, host: str) -> bool:
+        """Whether some cluster queue's hostlist holds ``host``."""
+        return any(h == host for _, h in self.queue_instances())
+
+    def set_load_values(self, host: str, values: dict[str, str]) -> None:
+        """The load values ``host``'s execd reported last (checked by
+        :meth:`minisge.qmaster.load_control.LoadControl.store_report`)."""
+        self.load_values[host] = values
+
+    def scaled_load(self, host: str) -> Mapping[str, str]:
+        """``host``'s load values scaled by its host_conf(5) ``load_scaling``:
+        what thresholds, the load sort, ``-l`` and ``qstat -f``/``-F`` see."""
+        load = self.load_values.get(host, {})
+        eh = self.exec_hosts.get(host)
+        if eh is None or not eh.load_scaling:
+            return load
+        return scaled_load(load, dict(eh.load_scaling), self.complex_index)
+
+    def scaled_loads(self) -> dict[str, Mapping[str, str]]:
+        """:meth:`scaled_load` of every host that reported."""
+        return {h: self.scaled_load(h) for h in self.load_values}
+
+    # ------------------------------------------------------------ objects by kind (qconf)
+    def objects(self, store: str) -> Mapping[str, Any]:
+        """The objects of one kind by name: ``store`` is ``cqueues``, ``pes``,
+        ``exec_hosts``, ``hostgroups``, ``usersets``, ``projects`` or ``rqs``."""
+        tables: dict[str, Mapping[str, Any]] = {
+            "cqueues": self.cqueues, "pes": self.pes, "exec_hosts": self.exec_hosts,
+            "hostgroups": self.hostgroups, "usersets": self.usersets, "projects": self.projects,
+            "rqs": self.rqs,
+        }
+        return tables[store]
+
+    def _replace_objects(self, store: str, table: dict[str, Any]) -> None:
+        # the models are immutable and each table is replaced whole, so the caches
+        # keyed by config_key() see every change
+        match store:
+            case "cqueues":
+                self.cqueues = table
+            case "pes":
+                self.pes = table
+            case "exec_hosts":
+                self.exec_hosts = table
+            case "hostgroups":
+                self.hostgroups = table
+            case "usersets":
+                self.usersets = table
+            case "projects":
+                self.projects = table
+            case "rqs":
+                self.rqs = table
+            case _:
+                raise KeyError(store)
+
+    def put_object(self, store: str, name: str, model: Any) -> None:
+        """Add or replace object ``name`` (already spooled); a new queue
+        instance gets its queue_conf(5) initial_state."""
+        before = self.qinstance_names() if store in QINSTANCE_KINDS else None
+        table = dict(self.objects(store))
+        table[name] = model
+        self._replace_objects(store, dict(sorted(table.items())))
+        if before is not None:
+            self.qinstances_changed(before)
+
+    def remove_object(self, store: str, name: str) -> None:
+        """Remove object ``name`` (already unspooled); its queue instances
+        take their states with them."""
+        before = self.qinstance_names() if store in QINSTANCE_KINDS else None
+        table = dict(self.objects(store))
+        table.pop(name, None)
+        self._replace_objects(store, table)
+        if before is not None:
+            self.qinstances_changed(before)
+
+    def names(self, kind: str) -> list[str]:
+        """``managers``, ``operators``, ``submit_hosts`` or ``admin_hosts``."""
+        lists = {"managers": self.managers, "operators": self.operators,
+                 "submit_hosts": self.submit_hosts, "admin_hosts": self.admin_hosts}
+        return list(lists[kind])
+
+    def set_names(self, kind: str, names: list[str]) -> None:
+        """Replace one of the lists of :meth:`names` (already spooled)."""
+        match kind:
+            case "managers":
+                self.managers = list(names)
+            case "operators":
+                self.operators = list(names)
+            case "submit_hosts":
+                self.submit_hosts = list(names)
+            case "admin_hosts":
+                self.admin_hosts = list(names)
+            case _:
+                raise KeyError(kind)
+
+    # ------------------------------------------------------------ derived
+    @property
+    def forbid_reschedule(self) -> bool:
+        return bool(self.global_conf.forbid_reschedule)
+
+    @property
+    def forbid_apperror(self) -> bool:
+        return bool(self.global_conf.forbid_apperror)
+
+    def config_key(self) -> tuple[Any, ...]:
+        """Changes whenever a queue, host group or exec host is replaced
+        (the models are immutable: qconf replaces them), for the caches below."""
+        return (
+            tuple(map(id, self.cqueues.values())), tuple(self.cqueues),
+            tuple(map(id, self.hostgroups.values())), tuple(self.hostgroups),
+            tuple(map(id, self.exec_hosts.values())), tuple(self.exec_hosts),
+        )
+
+    def group_members(self) -> dict[str, frozenset[str]]:
+        key = (tuple(map(id, self.hostgroups.values())), tuple(self.hostgroups))
+        cached = self._groups_cache
+        if cached is None or cached[0] != key:
+            groups = {n: hostgroup.resolve(self.hostgroups, n) for n in self.hostgroups}
+            self._groups_cache = cached = (key, groups)
+        return cached[1]
+
+    def queue_instances(self) -> list[tuple[queue_conf.QueueConf, str]]:
+        groups = self.group_members()
+        out = []
+        for name in sorted(self.cqueues):
+            conf = self.cqueues[name]
+            try:
+                hosts = queue_conf.hosts_of(conf, groups)
+            except KeyError:
+                hosts = ()
+            for h in hosts:
+                out.append((conf, h))
+        return out
+
+    def qvalue(self, conf, attr: str, host: str) -> str:
+        return queue_conf.value_for(conf, attr, host, self.group_members(), strict=False)
+
+    # ------------------------------------------------------------ submission checks
+    @property
+    def complex_index(self) -> ComplexIndex:
+        if self._cx is None or self._cx_for is not self.complexes:
+            self._cx = ComplexIndex(self.complexes)
+            self._cx_for = self.complexes
+        return self._cx
+
+    def check_request(self, req: dict) -> None:
+        """What the qmaster refuses at submission, with Grid Engine's messages."""
+        if req.get("master_queues") and not req.get("pe"):
+            raise RequestError("Unable to run job: job rejected: specification of master queue is not allowed "
+                               "for non-parallel jobs\nExiting.")
+        for kind in ("hard_resources", "soft_resources"):
+            reason = self.resource_error(req.get(kind) or {})
+            if reason:
+                raise RequestError(f"Unable to run job: {reason}\nExiting.")
+        pe = req.get("pe")
+        if pe:
+            if not self.pe_exists(pe["name"]):
+                raise RequestError(
+                    "Unable to run job: job rejected: the requested parallel environment "
+                    f'"{pe["name"]}" does not exist\nExiting.'
+                )
+        reason = self.project_error(req.get("project"))
+        if reason:
+            raise RequestError(f"Unable to run job: {reason}\nExiting.")
+        reason = self.queue_error(req.get("hard_queues") or [])
+        if reason:
+            raise RequestError(f"Unable to run job: {reason}\nExiting.")
+
+    def resource_error(self, resources: Mapping[str, str]) -> str | None:
+        """Why the qmaster refuses a job's -l list (unknown, not requestable,
+        a value of the wrong type), in 8.1.9's words; None when it takes it."""
+        cx = self.complex_index
+        for name, value in resources.items():
+            attr = cx.get(name)
+            if attr is None:
+                return f'unknown resource "{name}"'
+            if attr.requestable == "NO":
+                # 8.1.9 names the resource as the job wrote it (a shortcut stays a shortcut)
+                return f'resource "{name}" configured as non requestable'
+            what = _bad_value_kind(attr, value)
+            if what:
+                return f'attribute "{attr.name}" is not a {what} value'
+        # after every name is known (8.1.9's order): slots are asked for with -pe
+        return submit_checks.slots_request_refusal(
+            resources, lambda n: a.name if (a := cx.get(n)) is not None else None)
+
+    def pe_exists(self, pattern: str) -> bool:
+        """A parallel environment matches the job's -pe name (a wildcard)."""
+        return any(fnmatch.fnmatchcase(n, pattern) for n in self.pes)
+
+    def project_error(self, project: str | None) -> str | None:
+        """Why the qmaster refuses a job's -P project, or None."""
+        if project and project not in self.projects:
+            return f'job rejected: the requested project "{project}" does not exist'
+        return None
+
+    def queue_error(self, queues: Iterable[str]) -> str | None:
+        """Why the qmaster refuses a job's -q list (a queue no cluster queue matches), or None."""
+        for q in queues:
+            if not self._queue_pattern_exists(q):
+                return f'Job was rejected because job requests unknown queue "{q}"'
+        return None
+
+    def normalise_request(self, req: dict) -> None:
+        """A checked request's ``-l`` values as 8.1.9 keeps them: TIME values
+        in whole seconds (``h_rt=1:00:00`` is ``h_rt=3600`` in qstat -j, -r
+        and the accounting category, whose ``:`` separates fields); the other
+        types as the job wrote them."""
+        cx = self.complex_index
+        for kind in ("hard_resources", "soft_resources"):
+            requests = req.get(kind)
+            if not requests:
+                continue
+            for name, value in list(requests.items()):
+                attr = cx.get(name)
+                if attr is not None and str(attr.type) == "TIME":
+                    requests[name] = sge_types.time_request_text(value)
+
+    def accounting_facts(self, job: Job, task: Task) -> tuple[str, int]:
+        """What a task's accounting record takes from the configuration:
+        the job's category (accounting_writer.category: the owner's access
+        lists that queues, hosts or PEs refer to, its project if they refer
+        to projects) and the queue_conf(5) ``priority`` of its master queue."""
+        referenced: set[str] = set()
+        projects_used = False
+        for conf in self.cqueues.values():
+            referenced.update(_host_values_names(conf.user_lists) + _host_values_names(conf.xuser_lists))
+            projects_used = projects_used or bool(_host_values_names(conf.projects)
+                                                  or _host_values_names(conf.xprojects))
+        for eh in self.exec_hosts.values():
+            referenced.update(eh.user_lists + eh.xuser_lists)
+            projects_used = projects_used or bool(eh.projects or eh.xprojects)
+        for pe in self.pes.values():
+            referenced.update(pe.user_lists + pe.xuser_lists)
+        acls = [name for name in sorted(referenced) if name in self.usersets
+                and access_list.contains(self.usersets[name], job.owner, (job.group,))]
+        text = accounting_writer.category(job, acls, projects_used)
+        m = task.master
+        priority = 0
+        master_conf = self.cqueues.get(m.cqueue) if m else None
+        if m and master_conf is not None:
+            try:
+                priority = int(self.qvalue(master_conf, "priority", m.host))
+            except ValueError:
+                priority = 0
+        return text, priority
+
+    def check_submitter(self, user: str, group: str, req: dict) -> None:
+        """sge_conf(5) user_lists/xuser_lists of the global configuration: who
+        may use the cluster at all; Grid Engine refuses the others at submission."""
+        gconf = self.global_conf
+        if not access_list.has_access(user, (group,), gconf.user_lists, gconf.xuser_lists, self.usersets):
+            host = (req.get("o_env") or {}).get("SGE_O_HOST") or self.host
+            raise RequestError(f"Unable to run job: job rejected: {user}@{host} is not allowed to submit jobs"
+                               "\nExiting.")
+        self.check_project_access(user, group, req.get("project") or None)
+        if req.get("deadline") and not self.is_deadline_user(user):
+            raise RequestError(f'Unable to run job: job rejected: the user "{user}" is not a deadline initiation user'
+                               "\nExiting.")
+
+    def check_project_access(self, user: str, group: str, project_name: str | None) -> None:
+        """project(5) ``acl``/``xacl``: a job submitted to a project (``-P``)
+        whose owner is in one of its ``xacl`` lists, or in none of its
+        ``acl`` lists when it has one, is refused in Grid Engine's words."""
+        prj = self.projects.get(project_name) if project_name else None
+        if prj is None:
+            return  # no project, or an unknown one (check_request refuses that)
+        if not access_list.has_access(user, (group,), prj.acl, prj.xacl, self.usersets):
+            raise RequestError(f'Unable to run job: job rejected: no access to project "{prj.name}" '
+                               f'for user "{user}"\nExiting.')
+
+    def is_deadline_user(self, user: str) -> bool:
+        """sge_priority(5), qsub(1) -dl: only the users named in the access
+        list ``deadlineusers`` may submit deadline jobs (by user name: Grid
+        Engine's userset_is_deadline_user looks at no @group entry)."""
+        acl = self.usersets.get("deadlineusers")
+        return acl is not None and user in acl.entries
+
+    def _queue_pattern_exists(self, pattern: str) -> bool:
+        """A -q wc_queue names a cluster queue, or with ``@`` at least one
+        queue instance (8.1.9 refuses ``all.q@nosuchhost``, ``*@nosuch``,
+        ``all.q@@nosuchgroup`` as unknown queues; measured)."""
+        if "@" in pattern:
+            return bool(self.match_qinstances(pattern))
+        return any(wc_queue.cqueue_matches(pattern, n) for n in self.cqueues)
+
+    # ------------------------------------------------------------ scheduler snapshot
+    def snapshot(self, jobs: Mapping[int, Job], execds, now: float = 0.0,
+                 states: bool = True) -> scheduler.Snapshot:
+        """The scheduler's view of the cell at ``now`` (the time of the pass,
+        for waiting times and deadlines: the scheduler reads no clock);
+        ``states=False``: every queue instance as if enabled and up (-w)."""
+        used: dict[str, int] = {}
+        pe_used: dict[str, int] = {}
+        for job in jobs.values():
+            for t in job.tasks.values():
+                for g in t.granted:
+                    used[g.qinstance] = used.get(g.qinstance, 0) + g.slots
+                if t.granted_pe:
+                    pe_used[t.granted_pe] = pe_used.get(t.granted_pe, 0) + t.slots
+        qi_booked, host_booked, global_booked = self.booked_consumables(jobs)
+        qis = []
+        for static in self._static_qinstances():
+            name = static.name
+            qi_states = self.qi_states.get(name, "") if states else ""
+            if states and static.host not in execds:
+                qi_states += "u"
+            qis.append(dataclasses.replace(static, used=used.get(name, 0), states=qi_states,
+                                           consumed=qi_booked.get(name, {})))
+        hosts = {}
+        for h, eh in self.exec_hosts.items():
+            if h == "global":
+                continue
+            hosts[h] = scheduler.HostInfo(name=h, load=self.scaled_load(h), values=dict(eh.complex_values),
+                                          consumed=host_booked.get(h, {}), user_lists=eh.user_lists,
+                                          xuser_lists=eh.xuser_lists, projects=eh.projects, xprojects=eh.xprojects)
+        pes = {
+            n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule, tuple(pe.user_lists),
+                            tuple(pe.xuser_lists), pe.job_is_first_task, pe.urgency_slots)
+            for n, pe in self.pes.items()
+        }
+        # No pass can start more tasks of one job than there are free slots
+        # (nor more than its -tc allows): only that many of a job's pending
+        # tasks enter the snapshot, so a 100,000-task array costs little.
+        free = sum(max(0, q.slots - q.used) for q in qis if not q.states)
+        pending = []
+        others = []  # jobs considered for the urgency range with no task in ``pending``
+        default_duration = self.sched_conf.default_duration_seconds
+        for job in jobs.values():
+            held = job.held_pending()  # qhold of the job (None) or of some of its tasks
+            if held is None:
+                continue
+            spec = job.spec
+            cap = free if job.pending else 0
+            if cap and spec.get("tc"):
+                cap = min(cap, max(0, int(spec["tc"]) - len(job.tasks)))
+            # -hold_jid_ad: tasks waiting for their predecessor tasks are not considered
+            skip = job.ad_held | held if held else job.ad_held
+            eligible = job.pending.first(cap, skip=skip) if cap else []
+            if not eligible:
+                others.append(job_facts(job, now))
+                continue
+            pe_request = spec.get("pe")
+            requests = dict(spec.get("hard_resources") or {})
+            queues = tuple(spec.get("hard_queues") or ())
+            pe = (pe_request["name"], tuple(job.pe_ranges)) if pe_request else None
+            project = spec.get("project") or None
+            deadline = deadline_time(spec.get("deadline"), now)
+            soft_requests = dict(spec.get("soft_resources") or {})
+            soft_queues = tuple(spec.get("soft_queues") or ())
+            master_queues = tuple(spec.get("master_queues") or ())
+            # scheduler.pending_tasks: PendingTask(task_id=tid, **fields) for each tid, made fast
+            pending += scheduler.pending_tasks(dict(
+                job_id=job.number, owner=job.owner, priority=job.priority, requests=requests,
+                queues=queues, pe=pe, group=job.group, project=project,
+                soft_requests=soft_requests, soft_queues=soft_queues, master_queues=master_queues,
+                submission_time=job.submission_time, deadline=deadline,
+                execution_time=job.execution_time, ar=int(spec.get("ar") or 0),
+                duration=job_duration(requests.get("h_rt"), default_duration),
+                interactive=bool(spec.get("interactive"))), eligible)
+        global_host = self.exec_hosts.get("global")
+        return scheduler.Snapshot(
+            qinstances=tuple(qis),
+            hosts=hosts,
+            pending=tuple(pending),
+            complexes=self.complex_index,
+            pes=pes,
+            global_values=dict(global_host.complex_values) if global_host else {},
+            global_consumed=global_booked,
+            queue_sort_method=self.sched_conf.queue_sort_method,
+            load_of=self._load_of(),
+            acls=self.usersets,
+            quotas=self.quota_context(jobs) if any(r.enabled for r in self.rqs.values()) else None,
+            now=now,
+            weights=job_order.Weights.from_sched_conf(self.sched_conf),
+            running=tuple(others),
+            hostgroups=self.group_members(),
+            global_host=scheduler.HostInfo(
+                name="global", user_lists=global_host.user_lists, xuser_lists=global_host.xuser_lists,
+                projects=global_host.projects, xprojects=global_host.xprojects,
+            ) if global_host else scheduler.HostInfo("global"),
+        )
+
+    def booked_consumables(self, jobs: Mapping[int, Job]) -> tuple[dict, dict, dict]:
+        """complex(5) "the internal bookkeeping will subtract from this total
+        the assumed resource consumption by all running jobs": what the tasks
+        that hold queue instances book, per queue instance, host and globally
+        (per-slot requests times the slots, JOB requests in the master queue,
+        complex defaults for the consumables not requested)."""
+        cx = self.complex_index
+        per_qi: dict[str, dict] = {}
+        per_host: dict[str, dict] = {}
+        per_cell: dict[str, float] = {}
+        for job in jobs.values():
+            requests = dict(job.spec.get("hard_resources") or {})
+            for t in job.tasks.values():
+                for i, g in enumerate(t.granted):
+                    levels = (per_qi.setdefault(g.qinstance, {}), per_host.setdefault(g.host, {}), per_cell)
+                    scheduler.debit(cx, requests, g.slots, i == 0, levels)
+        return per_qi, per_host, per_cell
+
+    def quota_context(self, jobs: Mapping[int, Job]):
+        """What resource quota evaluation needs (minisge.scheduler.quota.QuotaContext):
+        the sets, access lists, host groups, the numbers ``$complex`` in a
+        dynamic limit reads on each host (load, host and global complex
+        values), and the queue instances every running task holds."""
+        def numbers(*layers) -> dict[str, float]:
+            out: dict[str, float] = {}
+            for layer in layers:
+                for k, v in layer.items():
+                    try:
+                        out[k] = parse_number(str(v))
+                    except SpecifierError:
+                        pass
+            return out
+
+        g = self.exec_hosts.get("global")
+        gvalues = dict(g.complex_values) if g else {}
+        host_values = {
+            h: numbers(gvalues, dict(eh.complex_values), self.scaled_load(h))
+            for h, eh in self.exec_hosts.items() if h != "global"
+        }
+        running = []
+        for job in jobs.values():
+            requests = dict(job.spec.get("hard_resources") or {})
+            for t in job.tasks.values():
+                for i, gr in enumerate(t.granted):
+                    running.append(quota.QuotaRequest(
+                        user=job.owner, project=job.spec.get("project") or None,
+                        pe=t.granted_pe or None, cqueue=gr.cqueue, host=gr.host, slots=gr.slots,
+                        requests=requests, master=i == 0, group=job.group or None,
+                    ))
+        return quota.QuotaContext(
+            sets=tuple(self.rqs[n] for n in sorted(self.rqs)),
+            complexes=self.complex_index,
+            acls={n: tuple(a.entries) for n, a in self.usersets.items()},
+            hostgroups={n: tuple(sorted(m)) for n, m in self.group_members().items()},
+            host_values=host_values,
+            running=tuple(running),
+        )
+
+    def _load_of(self):
+        """sched_conf(5): with ``queue_sort_method load`` queue instances are
+        ordered by the ``load_formula`` of their host's load values (a host
+        that reported no value of the formula sorts last, as 9999)."""
+        sc = sched_conf
+        formula = self.sched_conf.load_formula
+
+        def load_of(host: scheduler.HostInfo) -> float:
+            values = {}
+            for k, v in host.load.items():
+                try:
+                    values[k] = parse_number(v)
+                except SpecifierError:
+                    pass
+            try:
+                return sc.evaluate_load_formula(formula, values)
+            except SpecifierError:
+                return sc.ERROR_LOAD_VAL
+
+        return load_of
+
+    def static_qinstance(self, cqueue: str, host: str) -> scheduler.QInstance:
+        """The configured part of queue instance ``cqueue@host`` (KeyError if none)."""
+        for qi in self._static_qinstances():
+            if qi.cqueue == cqueue and qi.host == host:
+                return qi
+        raise KeyError(f"{cqueue}@{host}")
+
+    def _static_qinstances(self) -> list[scheduler.QInstance]:
+        """The configured part of every queue instance, cached until the
+        configuration changes (the scheduler pass runs on every event)."""
+        key = self.config_key()
+        cached = self._qi_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        out = []
+        for conf, host in self.queue_instances():
+            def access(attr: str, conf: queue_conf.QueueConf = conf, host: str = host) -> tuple[str, ...]:
+                return tuple(queue_conf.decode(attr, self.qvalue(conf, attr, host)))
+
+            complex_values = dict(queue_conf.decode("complex_values", self.qvalue(conf, "complex_values", host)))
+            values = dict(complex_values)
+            values["qname"] = conf.qname
+            values["hostname"] = host
+            values["seq_no"] = self.qvalue(conf, "seq_no", host)
+            for lim in ("h_rt", "s_rt", "h_cpu", "s_cpu", "h_vmem", "s_vmem", "h_fsize", "s_fsize",
+                        "h_data", "s_data", "h_stack", "s_stack", "h_core", "s_core", "h_rss", "s_rss"):
+                # a consumable limit in complex_values is booked there, the limit stays a limit
+                values.setdefault(lim, self.qvalue(conf, lim, host))
+            out.append(
+                scheduler.QInstance(
+                    cqueue=conf.qname,
+                    host=host,
+                    seq_no=int(self.qvalue(conf, "seq_no", host)),
+                    slots=int(self.qvalue(conf, "slots", host)),
+                    used=0,
+                    qtype=frozenset(queue_conf.decode("qtype", self.qvalue(conf, "qtype", host))),
+                    pe_list=tuple(queue_conf.decode("pe_list", self.qvalue(conf, "pe_list", host))),
+                    user_lists=access("user_lists"), xuser_lists=access("xuser_lists"),
+                    projects=access("projects"), xprojects=access("xprojects"),
+                    values=values,
+                    complex_names=frozenset(complex_values),
+                )
+            )
+        self._qi_cache = (key, out)
+        return out
+
+    # ------------------------------------------------------------ dispatch
+    def start_message(self, job: Job, task: Task, script_path: str) -> dict[str, Any]:
+        m = granted_master(task)
+        conf = self.cqueues[m.cqueue]
+        spec = job.spec
+        h_rt = self.qvalue(conf, "h_rt", m.host)
+        limit = parse_time(h_rt)
+        req_rt = (spec.get("hard_resources") or {}).get("h_rt")
+        if req_rt:
+            limit = min(limit, parse_time(req_rt))
+        hostfile = self.pe_hostfile(task)
+        return {
+            "op": "start",
+            "job_id": job.number,
+            "task_id": task.task_id,
+            "owner": job.owner,
+            "uid": job.uid,
+            "gid": job.gid,
+            "spec": spec,
+            "queue": m.cqueue,
+            "slots": task.slots,
+            "nhosts": len({g.host for g in task.granted}),
+            "nqueues": len(task.granted),
+            "pe": task.granted_pe or None,
+            "pe_hostfile": hostfile if task.granted_pe else None,
+            "queue_shell": self.qvalue(conf, "shell", m.host),
+            "shell_start_mode": self.qvalue(conf, "shell_start_mode", m.host),
+            "tmpdir": self.qvalue(conf, "tmpdir", m.host),
+            "script_file": script_path,
+            "restarted": task.restarted,
+            "dispatched": task.start_time,  # the run's identity (unknown_hosts.stale_report)
+            "h_rt": None if limit == float("inf") else limit,
+            **self.task_limits(job, task),
+            "processors": self.qvalue(conf, "processors", m.host),
+            "procedures": self.procedures(conf, m.host, task.granted_pe),
+            "forbid_reschedule": self.forbid_reschedule,
+            "forbid_apperror": self.forbid_apperror,
+            # queue_conf(5) starter_method and priority (the job's nice value); sge_conf(5) login_shells
+            "starter_method": self.qvalue(conf, "starter_method", m.host),
+            "priority": self.qvalue(conf, "priority", m.host),
+            "login_shells": list(self.global_conf.login_shells),
+            "mailer": self.mailer(m.host),  # qsub -m: the execd sends the mails
+            "rsh_command": self.rsh_command(m.host, task.granted_pe),
+        }
+
+    def rsh_command(self, host: str, pe_name: str | None) -> str | None:
+        """sge_conf(5) rsh_command of ``host`` for a job of a PE with
+        control_slaves TRUE (its SGE_RSH_COMMAND), else None."""
+        pe = self.pes.get(pe_name) if pe_name else None
+        if pe is None or not pe.control_slaves:
+            return None
+        local = self.host_conf_of(host)
+        if local is not None and local.get("rsh_command"):
+            return local.value("rsh_command")
+        return self.global_conf.value("rsh_command")
+
+    def mailer(self, host: str) -> str:
+        """sge_conf(5) mailer of ``host``: its local configuration's, else the global one's."""
+        local = self.host_conf_of(host)
+        if local is not None and local.get("mailer"):
+            return local.mailer.path
+        return self.global_conf.mailer.path
+
+    def task_limits(self, job: Job, task: Task) -> dict[str, Any]:
+        """What the execd needs of a task's resource limits (queue_conf(5)
+        RESOURCE LIMITS, :mod:`minisge.rules.limits`): ``limits``, the master
+        queue's values lowered by the job's hard ``-l`` requests; ``host_slots``,
+        the slots the task holds on the master host, which the per-slot
+        limits are multiplied by; ``consumable_job``, the requested limits
+        that are consumables of type JOB, which are not."""
+        m = granted_master(task)
+        conf = self.cqueues[m.cqueue]
+        cx = self.complex_index
+        requests = {}
+        for name, value in (job.spec.get("hard_resources") or {}).items():
+            attr = cx.get(name)
+            requests[attr.name if attr is not None else name] = value
+        queue_values = {n: self.qvalue(conf, n, m.host) for n in limits.LIMIT_NAMES}
+        task_limits = limits.job_limits(queue_values, requests)
+        if "s_rt" in task_limits:
+            task_limits[limits.S_RT_NOTIFY] = limits.value_of(self.qvalue(conf, "notify", m.host))
+        return {
+            "limits": task_limits,
+            "host_slots": sum(g.slots for g in task.granted if g.host == m.host) or 1,
+            "consumable_job": sorted(n for n in requests if n in limits.LIMIT_NAMES
+                                     and _consumable_kind(cx.get(n)) is Consumable.JOB),
+        }
+
+    def procedures(self, conf, host: str, pe_name: str | None) -> dict:
+        """The prolog, epilog and PE procedures of a task: ``{step: {"command",
+        "user"}}`` for those configured.  queue_conf(5): the queue's prolog
+        and epilog override the execution host's local configuration, which
+        overrides the global one (sge_conf(5)); sge_pe(5) start_proc_args and
+        stop_proc_args of the granted PE."""
+        out: dict = {}
+        for step in ("prolog", "epilog"):
+            method = sge_conf.parse_method(self.qvalue(conf, step, host))
+            if method is None:
+                for layer in (self.host_conf_of(host), self.global_conf):
+                    method = getattr(layer, step, None) if layer is not None else None
+                    if method is not None:
+                        break
+            if method is not None:
+                out[step] = {"command": method.command, "user": method.user}
+        pe = self.pes.get(pe_name) if pe_name else None
+        if pe is not None:
+            for step, args in (("pe_start", pe.start_proc_args), ("pe_stop", pe.stop_proc_args)):
+                if args is not None:
+                    out[step] = {"command": args.command, "user": args.user}
+        return out
+
+    def host_conf_of(self, host: str):
+        """The host-local configuration (sge_conf(5), ``common/local_conf/<host>``
+        as qconf -mconf writes it) of ``host``, or None."""
+        path = os.path.join(self.spool.cell.common, "local_conf", host)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return self.parse_common(f"local_conf/{host}", text, path)
+
+    def pe_hostfile(self, task: Task) -> str:
+        """sge_pe(5) $pe_hostfile: a line per granted queue instance, master
+        first: ``host slots queue@host UNDEFINED``; they add up to NSLOTS
+        whatever job_is_first_task says (8.1.9: ``-pe make 2``, FALSE, gives
+        ``vm 2 all.q@vm UNDEFINED`` and NSLOTS=2)."""
+        return "".join(f"{g.host} {g.slots} {g.qinstance} UNDEFINED\n" for g in task.granted)
+
+    def set_queue_error(self, qinstance: str, reason: str) -> None:
+        """A job's failure put the queue instance in error (not spooled: the
+        caller spools once, :meth:`spool_qi_states`)."""
+        if "E" not in self.qi_states.get(qinstance, ""):
+            self.qi_states[qinstance] = self.qi_states.get(qinstance, "") + "E"
+        self.qi_messages.setdefault(qinstance, []).append(reason)
+
+    # ------------------------------------------------------------ queue instance states
+    def match_qinstances(self, pattern: str) -> list[str]:
+        """Queue instances named by a sge_types(5) wc_queue: ``cq``, ``cq@host``, ``cq@@hostgroup``, wildcards."""
+        groups = self.group_members()
+        return [f"{conf.qname}@{host}" for conf, host in self.queue_instances()
+                if wc_queue.matches(pattern, conf.qname, host, groups)]
+
+    def owners_of(self, qinstance: str) -> tuple[str, ...]:
+        cq, _, host = qinstance.partition("@")
+        conf = self.cqueues.get(cq)
+        if conf is None:
+            return ()
+        return tuple(queue_conf.decode("owner_list", self.qvalue(conf, "owner_list", host)))
+
+    def add_qi_state(self, qi: str, letter: str) -> None:
+        """qmod -d, -sq: spooled, or SpoolError and nothing changed."""
+        with self._qi_change():
+            if letter not in self.qi_states.get(qi, ""):
+                self.qi_states[qi] = self.qi_states.get(qi, "") + letter
+
+    def remove_qi_state(self, qi: str, letter: str) -> None:
+        """qmod -e, -usq: spooled, or SpoolError and nothing changed."""
+        with self._qi_change():
+            self.qi_states[qi] = self.qi_states.get(qi, "").replace(letter, "")
+            if not self.qi_states[qi]:
+                del self.qi_states[qi]
+
+    def clear_queue_error(self, qi: str) -> None:
+        """qmod -c: state E and its messages gone; spooled, or SpoolError and nothing changed."""
+        with self._qi_change():
+            self.qi_states[qi] = self.qi_states.get(qi, "").replace("E", "")
+            if not self.qi_states[qi]:
+                del self.qi_states[qi]
+            self.qi_messages.pop(qi, None)
+
+    @contextlib.contextmanager
+    def _qi_change(self) -> Iterator[None]:
+        """A request's change of queue instance states: written, or taken back."""
+        states, messages = dict(self.qi_states), {k: list(v) for k, v in self.qi_messages.items()}
+        try:
+            yield
+            self.save_qi_states()
+        except SpoolError:
+            self.qi_states, self.qi_messages = states, messages
+            raise
+
+    def save_qi_states(self) -> None:
+        """Write the queue instance states (SpoolError when the spool cannot)."""
+        atomic_write(os.path.join(self.spool.dir, "qinstance_states"),
+                     json.dumps({"states": self.qi_states, "messages": self.qi_messages}, indent=1, sort_keys=True))
+        self.qi_states_unsaved = False
+
+    def spool_qi_states(self) -> None:
+        """Write them after one of the qmaster's own changes (a job's failure, an
+        execd's start, new queue instances): if the spool cannot take them now,
+        they stay in memory and the backlog writes them later."""
+        try:
+            self.save_qi_states()
+        except SpoolError as err:
+            if not self.qi_states_unsaved:
+                log.error("cannot write the queue instance states: %s (written again later)", err)
+            self.qi_states_unsaved = True
+
+    def set_qi_states(self, qi: str, states: str) -> bool:
+        """Set the state letters of a queue instance (not spooled); True when they changed."""
+        old = self.qi_states.get(qi, "")
+        if states == old:
+            return False
+        if states:
+            self.qi_states[qi] = states
+        else:
+            self.qi_states.pop(qi, None)
+        return True
+
+    # ------------------------------------------------------------ queue_conf(5) initial_state
+    def qinstance_names(self) -> set[str]:
+        """``cq@host`` of every queue instance the configuration defines."""
+        return {f"{conf.qname}@{host}" for conf, host in self.queue_instances()}
+
+    def initial_state_of(self, qi: str) -> str:
+        cq, _, host = qi.partition("@")
+        conf = self.cqueues.get(cq)
+        return str(self.qvalue(conf, "initial_state", host)) if conf is not None else "default"
+
+    def qinstances_changed(self, before: set[str]) -> None:
+        """After a change of queues or host groups: the new instances get their
+        initial_state, the vanished ones lose their states
+        (:mod:`minisge.rules.initial_state`); spooled if changed."""
+        after = self.qinstance_names()
+        changed = False
+        for qi in vanished(before, after):
+            changed |= self.set_qi_states(qi, "")
+            changed |= self.qi_messages.pop(qi, None) is not None
+        for qi in appeared(before, after):
+            changed |= self.set_qi_states(qi, apply_initial_state(self.qi_states.get(qi, ""),
+                                                                  self.initial_state_of(qi)))
+        if changed:
+            self.spool_qi_states()
+
+    def execd_started(self, host: str) -> None:
+        """An execd started and registered: every queue instance on ``host``
+        gets its initial_state again (sge_execd(8) start-up, not a reconnect)."""
+        changed = False
+        for conf, h in self.queue_instances():
+            if h != host:
+                continue
+            qi = f"{conf.qname}@{h}"
+            changed |= self.set_qi_states(qi, apply_initial_state(self.qi_states.get(qi, ""),
+                                                                  self.initial_state_of(qi)))
+        if changed:
+            self.spool_qi_states()
+
+    def load_qi_states(self) -> None:
+        try:
+            with open(os.path.join(self.spool.dir, "qinstance_states"), encoding="utf-8") as f:
+                data = json.load(f)
+            self.qi_states = dict(data.get("states", {}))
+            self.qi_messages = {k: list(v) for k, v in data.get("messages", {}).items()}
+        except FileNotFoundError:
+            pass
+
+
+def job_duration(h_rt: str | None, default_duration: float) -> float:
+    """How long a pending job would hold its slots, for the advance
+    reservations beside it (scheduler.advance_reservation): its ``h_rt``,
+    else sched_conf(5) ``default_duration``."""
+    seconds = parse_time(h_rt) if h_rt else 0.0
+    return advance_reservation.duration_of(seconds, default_duration)

@@ -1,0 +1,300 @@
+"""The qmaster's spool: the truth the qmaster restarts from.
+
+Configuration objects are one text file each, in the format ``qconf -s…``
+prints, under Grid Engine's classic directory names (``cqueues/all.q``,
+``pe/smp``, ``centry``…); the global and scheduler configuration live in
+``common/`` as in classic spooling.  Jobs are JSON files (Grid Engine's own
+classic job files are binary CULL dumps, so there is no text format to be
+compatible with) sharded like Grid Engine's: job 1 is ``jobs/00/0000/0001``.
+Every write is atomic: a temporary file, fsync, rename.
+
+What a job holds is its owner's alone (``-v`` values, the script): ``jobs/``
+is the daemon's (0700, files 0600), ``job_scripts/`` lets others pass but not
+list (0711) and each script is its job owner's, 0700, so that the job, run
+as its owner, can run it and nobody else can read it.  Loading the spool
+gives the files written before these modes the same ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from minisge.cell import Cell
+from minisge.formats.errors import FormatError
+from minisge.formats.lines import SPOOL_HEADER
+
+AR_DIR = "advance_reservations"  # one file per advance reservation (sge.h AR_DIR)
+OBJECT_DIRS = (
+    "cqueues", "exec_hosts", "submit_hosts", "admin_hosts", "centry", "pe",
+    "ckpt", "usersets", "calendars", "hostgroups", "projects", "users",
+    "resource_quotas", "jobs", "job_scripts", "zombies",
+)
+
+
+class SpoolError(OSError):
+    """A spool file could not be written or removed (a full or read-only
+    file system): what the request is answered with, nothing changed."""
+
+    def __init__(self, path: str, err: OSError):
+        super().__init__(err.errno, err.strerror, path)
+        self.path = path
+
+    def __str__(self) -> str:
+        # libspoolc's words (8.1.9: error writing to file "%-.100s": %-.100s)
+        return f'error writing to file "{self.path}": {self.strerror}'
+
+
+JOBS_DIR_MODE = 0o700  # jobs/ and its shards: the daemon's alone
+JOB_FILE_MODE = 0o600
+SCRIPTS_DIR_MODE = 0o711  # job_scripts/: a job's owner reaches its script, nobody lists them
+SCRIPT_MODE = 0o700  # a script: its job owner's (the job runs it), nobody else's
+
+
+def atomic_write(path: str, data: str | bytes, mode: int = 0o644, sync: bool = True, owner: int | None = None) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old or the new file,
+    never half, with ``mode`` (and, as root, the user ``owner``) from the start;
+    SpoolError (the old file left as it was) when it cannot."""
+    raw = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+    tmp = f"{os.path.dirname(path)}/.{os.path.basename(path)}.tmp"
+    try:
+        try:
+            os.unlink(tmp)  # a leftover of a crash keeps its old mode and owner through O_CREAT
+        except FileNotFoundError:
+            pass
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+        try:
+            os.fchmod(fd, mode)  # whatever the umask
+            if owner is not None and os.getuid() == 0:
+                os.fchown(fd, owner, -1)
+            while raw:  # a full disk (or a big script) may take part of a write
+                raw = raw[os.write(fd, raw):]
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+    except OSError as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise SpoolError(path, err) from None
+
+
+def remove_file(path: str) -> None:
+    """Remove a spool file (gone already is fine); SpoolError when it cannot."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as err:
+        raise SpoolError(path, err) from None
+
+
+def list_text(entries: list[str]) -> str:
+    """The text of a name list (``managers``, ``operators``): one name a line."""
+    return "".join(f"{e}\n" for e in entries)
+
+
+def parse_list(text: str) -> list[str]:
+    """The names of a name list's text (blank and comment lines skipped)."""
+    return [ln.strip() for ln in text.split("\n") if ln.strip() and not ln.startswith("#")]
+
+
+def secure_dir(path: str, mode: int) -> None:
+    """Make the directory ``path`` (made if missing) have ``mode``."""
+    os.makedirs(path, mode=mode, exist_ok=True)
+    if os.stat(path).st_mode & 0o7777 != mode:
+        os.chmod(path, mode)
+
+
+def job_relpath(job_id: int) -> str:
+    return os.path.join(
+        "jobs", f"{job_id // 100000000:02d}", f"{(job_id // 10000) % 10000:04d}", f"{job_id % 10000:04d}"
+    )
+
+
+class QmasterSpool:
+    def __init__(self, cell: Cell):
+        self.cell = cell
+        self.dir = cell.qmaster_spool
+
+    def create_dirs(self) -> None:
+        os.makedirs(self.dir, exist_ok=True)
+        for d in OBJECT_DIRS:
+            os.makedirs(os.path.join(self.dir, d), exist_ok=True)
+        os.makedirs(os.path.join(self.cell.common, "local_conf"), exist_ok=True)
+        self.secure_job_dirs()
+
+    def secure_job_dirs(self) -> None:
+        """``jobs/`` and ``job_scripts/`` with their modes (see the module)."""
+        secure_dir(os.path.join(self.dir, "jobs"), JOBS_DIR_MODE)
+        secure_dir(os.path.join(self.dir, "job_scripts"), SCRIPTS_DIR_MODE)
+
+    # --- configuration objects -----------------------------------------
+    def object_path(self, kind: str, name: str) -> str:
+        if "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"invalid object name {name!r}")
+        return os.path.join(self.dir, kind, name)
+
+    def write_object(self, kind: str, name: str, text: str) -> None:
+        atomic_write(self.object_path(kind, name), SPOOL_HEADER + text)
+
+    def delete_object(self, kind: str, name: str) -> None:
+        remove_file(self.object_path(kind, name))
+
+    def add_host(self, kind: str, host: str) -> None:
+        """``submit_hosts``, ``admin_hosts``: an empty file named for the host."""
+        atomic_write(self.object_path(kind, host), "")
+
+    def remove_host(self, kind: str, host: str) -> None:
+        remove_file(self.object_path(kind, host))
+
+    def load_objects(self, kind: str) -> dict[str, tuple[str, str]]:
+        """name → (path, text) of every object of ``kind``; the text keeps its
+        comment header, so a parser's line numbers are the file's."""
+        out = {}
+        d = os.path.join(self.dir, kind)
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else ():
+            if name.startswith("."):
+                continue
+            p = os.path.join(d, name)
+            with open(p, encoding="utf-8") as f:
+                out[name] = (p, f.read())
+        return out
+
+    def write_common(self, name: str, text: str) -> None:
+        atomic_write(self.cell.common_file(name), text)
+
+    def read_common(self, name: str) -> tuple[str, str]:
+        p = self.cell.common_file(name)
+        with open(p, encoding="utf-8") as f:
+            return p, f.read()
+
+    def write_list(self, name: str, entries: list[str]) -> None:
+        """``managers``, ``operators``: one name a line."""
+        atomic_write(os.path.join(self.dir, name), list_text(entries))
+
+    def read_list(self, name: str) -> list[str]:
+        try:
+            with open(os.path.join(self.dir, name), encoding="utf-8") as f:
+                return parse_list(f.read())
+        except FileNotFoundError:
+            return []
+
+    # --- advance reservations (qrsub) ----------------------------------
+    def write_ar(self, ar_id: int, text: str) -> None:
+        """``advance_reservations/ID``, as 8.1.9's classic spooling names it."""
+        d = os.path.join(self.dir, AR_DIR)
+        try:
+            os.makedirs(d, exist_ok=True)
+        except OSError as err:
+            raise SpoolError(d, err) from None
+        atomic_write(os.path.join(d, str(ar_id)), SPOOL_HEADER + text)
+
+    def delete_ar(self, ar_id: int) -> None:
+        remove_file(os.path.join(self.dir, AR_DIR, str(ar_id)))
+
+    def load_ars(self) -> dict[str, tuple[str, str]]:
+        return self.load_objects(AR_DIR)
+
+    def read_arseqnum(self) -> int:
+        try:
+            with open(os.path.join(self.dir, "arseqnum"), encoding="utf-8") as f:
+                return int(f.read().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            return 0
+
+    def write_arseqnum(self, n: int) -> None:
+        atomic_write(os.path.join(self.dir, "arseqnum"), f"{n}\n", sync=False)
+
+    # --- jobs ------------------------------------------------------------
+    def read_jobseqnum(self) -> int:
+        try:
+            with open(os.path.join(self.dir, "jobseqnum"), encoding="utf-8") as f:
+                return int(f.read().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            return 0
+
+    def write_jobseqnum(self, n: int) -> None:
+        """Atomic but not fsynced: the job file of job ``n`` is, and loading takes
+        the larger of this and the highest job id in the spool."""
+        atomic_write(os.path.join(self.dir, "jobseqnum"), f"{n}\n", sync=False)
+
+    def write_job(self, job_id: int, data: dict, sync: bool = True) -> None:
+        p = os.path.join(self.dir, job_relpath(job_id))
+        d = os.path.dirname(p)
+        if not os.path.isdir(d):
+            try:
+                os.makedirs(d, mode=JOBS_DIR_MODE, exist_ok=True)
+            except OSError as err:
+                raise SpoolError(d, err) from None
+        atomic_write(p, json.dumps(data, separators=(",", ":")), mode=JOB_FILE_MODE, sync=sync)
+
+    def delete_job(self, job_id: int) -> None:
+        """The job's file and script; SpoolError when either stays."""
+        for p in (os.path.join(self.dir, job_relpath(job_id)), os.path.join(self.dir, "job_scripts", str(job_id))):
+            remove_file(p)
+
+    def load_jobs(self) -> list[tuple[str, dict]]:
+        """(path, data) of every spooled job, by job number; a file that is no
+        job's JSON is a FormatError naming it (the qmaster does not start).
+        The files (and scripts) of a spool written before the modes of the
+        module get them."""
+        self.secure_job_dirs()
+        out = []
+        root = os.path.join(self.dir, "jobs")
+        for dirpath, _dirs, files in os.walk(root):
+            if dirpath != root and os.stat(dirpath).st_mode & 0o7777 != JOBS_DIR_MODE:
+                os.chmod(dirpath, JOBS_DIR_MODE)
+            for fn in files:
+                if fn.startswith("."):
+                    continue
+                path = os.path.join(dirpath, fn)
+                with open(path, encoding="utf-8") as f:
+                    if os.fstat(f.fileno()).st_mode & 0o7777 != JOB_FILE_MODE:
+                        os.fchmod(f.fileno(), JOB_FILE_MODE)
+                    try:
+                        data = json.load(f)
+                    except json.JSONDecodeError as e:
+                        raise FormatError(f"not a job: {e.msg} (column {e.colno})", path, e.lineno) from None
+                if not isinstance(data, dict) or not isinstance(data.get("number"), int):
+                    raise FormatError("not a job: no job number", path, 1)
+                out.append((path, data))
+                self.secure_script(data["number"], data.get("uid"))
+        out.sort(key=lambda pd: pd[1]["number"])
+        return out
+
+    def write_script(self, job_id: int, text: str, owner: int | None = None) -> str:
+        """Spool a job's script, its owner's (uid ``owner``) alone."""
+        p = self.script_path(job_id)
+        # executable, as the execd's copy in 8.1.9: a starter_method or
+        # shell_start_mode unix_behavior execs it directly; the bytes qsub
+        # read, those that are no UTF-8 included (surrogateescape end to end)
+        atomic_write(p, text.encode("utf-8", "surrogateescape"), mode=SCRIPT_MODE, owner=owner)
+        return p
+
+    def read_script(self, job_id: int) -> str:
+        """A spooled job's script (qresub copies it); OSError when it is gone."""
+        with open(self.script_path(job_id), "rb") as f:
+            return f.read().decode("utf-8", "surrogateescape")
+
+    def secure_script(self, job_id: object, owner: object) -> None:
+        """The script of a job spooled before: its owner's, 0700."""
+        if type(job_id) is not int:
+            return
+        try:
+            st = os.lstat(self.script_path(job_id))
+        except FileNotFoundError:
+            return
+        if not stat.S_ISREG(st.st_mode):
+            return
+        if type(owner) is int and os.getuid() == 0 and st.st_uid != owner:
+            os.lchown(self.script_path(job_id), owner, -1)
+        if st.st_mode & 0o7777 != SCRIPT_MODE:
+            os.chmod(self.script_path(job_id), SCRIPT_MODE)
+
+    def script_path(self, job_id: int) -> str:
+        return os.path.join(self.dir, "job_scripts", str(job_id))

@@ -1,0 +1,5 @@
+export SGE_ROOT=@@SGE_ROOT@@
+export SGE_CELL=default
+export SGE_CLUSTER_NAME=p16444
+export SGE_QMASTER_PORT=16444
+export SGE_EXECD_PORT=16445

@@ -1,0 +1,4 @@
+# command: qalter -c s JOBID1
+# user: sgetest
+# exit: 0
+# ----

@@ -1,0 +1,4 @@
+# command: qselect -q nosuch.q
+# user: sgetest
+# exit: 1
+# ----

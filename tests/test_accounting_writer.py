@@ -1,0 +1,61 @@
+"""The qmaster's accounting writer: one record per run, also across a qmaster restart."""
+
+from __future__ import annotations
+
+from minisge.formats import accounting
+from minisge.qmaster import accounting_writer
+from minisge.qmaster.job import Job
+
+LINE = ("all.q:node1:users:alice:job:15:sge:0:1795406291:1795406292:1795406292:0:0:0:0.000871:0.003610:"
+        "25408.000000:0:0:0:0:480:0:0:0.000000:0:0:0:0:5:1:NONE:defaultdepartment:NONE:1:0:0.004481:"
+        "0.000000:0.000000:NONE:0.000000:NONE:0.000000:0:0")
+
+
+def record(**changes) -> accounting.AccountingRecord:
+    return accounting.parse_line(LINE)._replace(**changes)
+
+
+def test_a_recorded_end_reported_again_after_a_restart_is_known(tmp_path):
+    path = str(tmp_path / "accounting")
+    accounting_writer.append(path, record(), sync=False)
+    # the execd that reports it again no longer has its own cpu/mem/maxvmem samples
+    assert accounting_writer.already_written(path, record(cpu=0.0, mem=0.0, maxvmem=0.0))
+
+
+def test_a_rerun_that_started_in_the_same_second_is_another_run(tmp_path):
+    # exit 99 (failed 25), then the re-run started and ended within the same second
+    path = str(tmp_path / "accounting")
+    accounting_writer.append(path, record(failed=25, exit_status=99), sync=False)
+    rerun = record(ru_utime=0.000912, ru_minflt=478)
+    assert not accounting_writer.already_written(path, rerun)
+    accounting_writer.append(path, rerun, sync=False)
+    assert accounting_writer.already_written(path, rerun)
+
+
+def test_no_accounting_file_means_not_written(tmp_path):
+    assert not accounting_writer.already_written(str(tmp_path / "accounting"), record())
+
+
+def test_text_that_came_as_non_utf8_bytes_is_written_back_as_those_bytes(tmp_path):
+    # qsub -A with a Latin-1 account string: decoded with surrogateescape on the way in
+    path = tmp_path / "accounting"
+    account = b"caf\xe9".decode("utf-8", "surrogateescape")
+    accounting_writer.append(str(path), record(account=account), sync=False)
+    assert b":caf\xe9:" in path.read_bytes()
+
+
+def _job(**spec):
+    return Job(number=5, name="x", owner="u", uid=1, group="g", gid=1, submission_time=100.0, spec=spec)
+
+
+def test_the_category_has_8_1_9s_order_of_pseudo_options():
+    job = _job(project="p1", pe={"name": "smp", "ranges": [[2, 4]]}, hard_queues=["all.q", "b.q"],
+               master_queues=["m.q"], hard_resources={"h_rt": "600", "arch": "lx*"},
+               soft_resources={"s_rt": "3600"}, now=True)
+    assert accounting_writer.category(job, ["arusers", "staff"], True) == (
+        "-U arusers,staff -q all.q,b.q -masterq m.q -l h_rt=600,arch=lx* -soft -l s_rt=3600 -pe smp 2-4 -I y -P p1")
+
+
+def test_the_category_leaves_out_a_project_no_queue_or_host_refers_to():
+    assert accounting_writer.category(_job(project="p1")) == "NONE"
+    assert accounting_writer.category(_job(project="p1", pe={"name": "smp", "ranges": [[2, 2]]})) == "-pe smp 2"

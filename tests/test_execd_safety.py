@@ -1,0 +1,178 @@
+"""The execd's safety rules and helpers on their own: the environment of a
+procedure run as another user, the TMPDIR made through descriptors, the
+result files reserved at the shepherd's start, the end marker that says
+the job's exit status, the claim of a task's ``pid`` file, and the
+launcher's lean import (the daemons' side: tests/integration/test_execd_safety_cmd.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from minisge.execd import task_dir
+from minisge.execd.tmpdir import make_tmpdir, use_tmpdir
+from minisge.rules.procedure_environment import (
+    DEFAULT_PATH,
+    grid_engine_variables,
+    procedure_environment,
+    runs_as_another_user,
+)
+
+# ---------------------------------------------------------------- rules
+
+
+def test_a_procedure_of_another_user_gets_grid_engines_variables_with_the_default_path() -> None:
+    job_env = {"PATH": "/home/u/bin:/bin", "BASH_ENV": "/home/u/evil", "JOB_ID": "5", "TMPDIR": "/tmp/5.1.q"}
+    ge = {"PATH": "/home/u/bin:/bin", "JOB_ID": "5", "TMPDIR": "/tmp/5.1.q", "TMP": "/tmp/5.1.q"}
+    assert procedure_environment(job_env, ge, as_another_user=True) == {
+        "PATH": DEFAULT_PATH, "JOB_ID": "5", "TMP": "/tmp/5.1.q"}
+    assert procedure_environment(job_env, ge, as_another_user=False) == job_env
+
+
+def test_grid_engines_variables_are_the_execds_and_qsubs_sge_o_ones_only() -> None:
+    o_env = {"SGE_O_WORKDIR": "/w", "SGE_O_PATH": "/bin", "LD_PRELOAD": "/x.so", "SGE_O_MAIL": None}
+    assert grid_engine_variables({"JOB_ID": "5"}, o_env) == {"SGE_O_WORKDIR": "/w", "SGE_O_PATH": "/bin",
+                                                           "JOB_ID": "5"}
+
+
+def test_another_user_is_any_uid_but_the_owners() -> None:
+    assert runs_as_another_user(0, 1001) and runs_as_another_user(1002, 1001)
+    assert not runs_as_another_user(1001, 1001)
+
+
+# ---------------------------------------------------------------- TMPDIR
+
+
+def test_a_new_tmpdir_is_a_fresh_directory_of_mode_0755(tmp_path: Path) -> None:
+    path = str(tmp_path / "5.1.all.q")
+    assert make_tmpdir(path, os.getuid(), os.getgid()) == (path, [])
+    st = os.lstat(path)
+    assert (st.st_mode & 0o7777, st.st_uid) == (0o755, os.getuid())
+
+
+@pytest.mark.parametrize("kind", ["link", "file", "link to nowhere"])
+def test_whatever_is_in_the_tmpdirs_way_is_moved_aside_unfollowed(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    target.chmod(0o700)
+    path = tmp_path / "5.1.all.q"
+    if kind == "link":
+        path.symlink_to(target)
+    elif kind == "file":
+        path.write_text("in the way\n")
+    else:
+        path.symlink_to(tmp_path / "nowhere")
+    made, moved = make_tmpdir(str(path), os.getuid(), os.getgid())
+    assert made == str(path)
+    assert len(moved) == 1 and moved[0].startswith(str(path) + ".moved-")
+    assert os.path.isdir(path) and not os.path.islink(path)
+    assert target.stat().st_mode & 0o7777 == 0o700  # never followed
+    if kind == "file":
+        assert Path(moved[0]).read_text() == "in the way\n"
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="chown needs root")
+def test_a_directory_of_another_user_is_moved_aside_one_of_the_owners_is_kept(tmp_path: Path) -> None:
+    theirs, ours = tmp_path / "5.1.all.q", tmp_path / "6.1.all.q"
+    for d in (theirs, ours):
+        d.mkdir()
+    os.chown(theirs, 4242, 4242)
+    os.chown(ours, 4343, 4343)
+    made, moved = make_tmpdir(str(theirs), 4343, 4343)
+    assert made == str(theirs) and len(moved) == 1 and os.stat(theirs).st_uid == 4343
+    assert make_tmpdir(str(ours), 4343, 4343) == (str(ours), [])  # a PE task joining its job, an earlier run's
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to make a test user's execd")
+def test_a_non_root_execd_takes_a_fresh_name_when_another_users_dir_may_not_be_moved() -> None:
+    # a user's own cell: its execd is not root and /tmp is sticky; a directory another user left
+    # at the path stopped every job 1 of all.q (found by the README's first line in CI)
+    sticky = Path(tempfile.mkdtemp(prefix="sticky-", dir="/tmp"))  # pytest's tmp_path is root's alone
+    sticky.chmod(0o1777)
+    theirs = sticky / "1.1.all.q"
+    theirs.mkdir()
+    os.chown(theirs, 4242, 4242)
+    pid = os.fork()
+    if pid == 0:  # the execd of user 4343
+        code = 1
+        try:
+            os.setgid(4343)
+            os.setuid(4343)
+            made, moved = make_tmpdir(str(theirs), 4343, 4343)
+            st = os.lstat(made)
+            ok = (made.startswith(str(theirs) + ".") and moved == [] and st.st_uid == 4343
+                  and stat.S_ISDIR(st.st_mode) and os.stat(theirs).st_uid == 4242)
+            code = 0 if ok else 2
+        finally:
+            os._exit(code)
+    status = os.waitpid(pid, 0)[1]
+    shutil.rmtree(sticky)
+    assert status == 0
+    cfg = {"tmpdir": str(theirs), "env": {"TMPDIR": str(theirs), "TMP": str(theirs), "HOME": "/h"},
+           "sge_env": {"TMPDIR": str(theirs)}}
+    use_tmpdir(cfg, "/tmp/x")
+    assert cfg == {"tmpdir": "/tmp/x", "env": {"TMPDIR": "/tmp/x", "TMP": "/tmp/x", "HOME": "/h"},
+                   "sge_env": {"TMPDIR": "/tmp/x"}}
+
+
+# ---------------------------------------------------------------- the task's files
+
+
+def test_a_reserved_file_appears_whole_at_its_commit(tmp_path: Path) -> None:
+    path = str(tmp_path / "usage")
+    f = task_dir.ReservedFile(path, 4096)
+    assert os.path.getsize(path + ".tmp") == 4096 and not os.path.exists(path)
+    f.commit("exit_status=3\n")
+    assert Path(path).read_text() == "exit_status=3\n" and not os.path.exists(path + ".tmp")
+    big = task_dir.ReservedFile(path, 4)
+    big.commit("longer than its room\n")
+    assert Path(path).read_text() == "longer than its room\n"
+
+
+def test_the_end_marker_alone_says_the_jobs_exit_status(tmp_path: Path) -> None:
+    d = str(tmp_path)
+    task_dir.write_marker(os.path.join(d, "exit_status"), task_dir.end_marker(0, {"exit_status": 3, "signal": 0}))
+    report = task_dir.read_results(d)  # no usage file: a full disk kept it off
+    assert (report["failed"], report["exit_status"], report["signal"]) == (0, 3, 0)
+    assert task_dir.end_marker(7, None) == "7\n"
+
+
+def test_a_lost_state_that_cannot_be_written_is_in_the_report_alone(tmp_path: Path) -> None:
+    d = tmp_path / "gone"  # no directory to write in: as a full disk
+    report = task_dir.end_report(str(d), died_through_signal=True)
+    assert report["failed"] == 17 and not task_dir.has_ended(str(d))
+
+
+def test_a_tasks_pid_file_is_claimed_once(tmp_path: Path) -> None:
+    assert task_dir.claim(str(tmp_path))
+    assert not task_dir.claim(str(tmp_path))
+
+
+def test_a_recovered_task_has_its_tmpdir_and_h_rt_from_its_config(tmp_path: Path) -> None:
+    d = str(tmp_path)
+    task_dir.write_config(d, {"job_id": 5, "tmpdir": "/tmp/5.1.all.q", "h_rt": 60, "limits": {"s_cpu": 5}})
+    task_dir.write_file(os.path.join(d, "pid"), "4242\n")
+    task = task_dir.recovered_task(d)
+    assert (task.pid, task.tmpdir, task.h_rt, task.limits, task.job_id) == (4242, "/tmp/5.1.all.q", 60,
+                                                                           {"s_cpu": 5}, 5)
+    assert json.loads(Path(d, "config").read_text())["tmpdir"] == "/tmp/5.1.all.q"
+
+
+# ---------------------------------------------------------------- the launcher
+
+
+def test_the_launcher_loads_no_trio_nor_the_daemons() -> None:
+    probe = ("import sys, json, minisge.execd.launcher; "
+             "print(json.dumps(sorted(m for m in sys.modules if m == 'trio' or m.startswith("
+             "('minisge.qmaster', 'minisge.daemon', 'minisge.protocol', 'minisge.scheduler')))))")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == []
