@@ -25,6 +25,21 @@ pytestmark = [
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(minisge.__file__)))
 
+# qrsh from the source tree, imported as the installed package names it
+# (minisge.cli.qrsh: pyproject's package-dir maps minisge.cli to cli/, and the
+# commands import their siblings relatively)
+QRSH_FROM_SOURCE = """\
+#!{python} -P
+import importlib.util, sys
+sys.path.insert(0, {repo!r})
+spec = importlib.util.spec_from_file_location(
+    "minisge.cli", {repo!r} + "/cli/__init__.py", submodule_search_locations=[{repo!r} + "/cli"])
+sys.modules["minisge.cli"] = cli = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cli)
+from minisge.cli.qrsh import main
+sys.exit(main(sys.argv[1:]))
+"""
+
 # fields of accounting(5)
 HOST, JOB_NAME, FAILED, EXIT, GRANTED_PE, SLOTS, CPU, PE_TASKID = 1, 4, 11, 12, 33, 34, 36, 41
 
@@ -55,7 +70,7 @@ def tight():
         os.chmod(bindir, 0o755)
         c.qrsh = os.path.join(bindir, "qrsh")
         with open(c.qrsh, "w") as f:
-            f.write(f'#!/bin/sh\nPYTHONPATH={REPO} exec {SYSTEM_PYTHON} -P {REPO}/cli/qrsh.py "$@"\n')
+            f.write(QRSH_FROM_SOURCE.format(python=SYSTEM_PYTHON, repo=REPO))
         os.chmod(c.qrsh, 0o755)
     try:
         yield c
