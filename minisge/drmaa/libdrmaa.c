@@ -796,30 +796,35 @@ static int start_time(const char *value, char *out, size_t out_len)
     localtime_r(&now, &tm);
     while (*s == ' ')
         s++;
-    /* the date and clock: numbers separated by '/' then ':' */
+    /* the date and clock: numbers separated by '/', a blank, then ':' */
+    int seen_colon = 0;
     while (n < 6 && isdigit((unsigned char)*s)) {
         char *end;
         nums[n] = (int)strtol(s, &end, 10);
         s = end;
         seps[n] = *s;
         n++;
-        if (*s == '/' || *s == ':')
+        if (*s == '/' || *s == ':') {
+            seen_colon |= *s == ':';
             s++;
-        else if (*s == ' ' && n == 1) /* "DD hh:mm" */
-            s++;
-        else
+        } else if (*s == ' ' && !seen_colon) {
+            while (*s == ' ')
+                s++;
+        } else {
             break;
+        }
     }
-    int slashes = 0, colons = 0, day_alone = (n > 0 && seps[0] == ' ');
+    int date = 0, slashes = 0, colons = 0;
+    while (date < n && seps[date] != ':')
+        date++;
     for (int i = 0; i < n; i++) {
         slashes += seps[i] == '/';
         colons += seps[i] == ':';
     }
-    int clock = colons + 1;  /* hh:mm or hh:mm:ss */
-    if (colons < 1 || colons > 2 || n < 2)
+    int clock = n - date;
+    if (clock < 2 || clock > 3 || colons != clock - 1 || date > 3)
         return -1;
-    int date = n - clock;
-    if (date != slashes + day_alone)
+    if (date ? date != slashes + 1 || seps[date - 1] != ' ' : slashes != 0)
         return -1;
     int k = 0;
     if (date >= 3) {
