@@ -1,6 +1,6 @@
 """minisge's DRMAA 1.0 library: ``libdrmaa.so``, built from ``libdrmaa.c`` and
 ``drmaa.h`` by setup.py on ``pip install``; README.md here says how it works.
-``python -m minisge.drmaa`` prints its path, for ``DRMAA_LIBRARY_PATH``."""
+``python -m minisge.drmaa`` (``__main__.py``) prints its path, for ``DRMAA_LIBRARY_PATH``."""
 
 from __future__ import annotations
 
