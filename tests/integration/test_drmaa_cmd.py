@@ -9,13 +9,13 @@ texts, the exit status / signal / aborted flags of wait() for a job that
 fails, one deleted and one over its h_rt, and the names of the usage values.
 
 One cell and one DRMAA session for the module (the library has one session
-per process, as Grid Engine's has); the session's jobs run as root.
+per process, as Grid Engine's has); the session's jobs run as root.  With
+MINISGE_TEST_BINARY (packaging/ci.sh), the tarball's lib/libdrmaa.so.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 from cellutil import BINARY, Cell
@@ -43,11 +43,10 @@ def cell():
     saved = dict(os.environ)
     # the library runs the cell's commands with the caller's environment
     os.environ.update(c.env())
-    os.environ["DRMAA_LIBRARY_PATH"] = library_path()
-    if BINARY:
-        os.environ["PATH"] = BINARY + os.pathsep + os.environ.get("PATH", "")
+    if BINARY:  # the tarball's library, which runs the commands of bin/ beside its lib/
+        os.environ["DRMAA_LIBRARY_PATH"] = os.path.join(os.path.dirname(BINARY), "lib", "libdrmaa.so")
     else:
-        os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+        os.environ["DRMAA_LIBRARY_PATH"] = library_path()
     try:
         yield c
     finally:
