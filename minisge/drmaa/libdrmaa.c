@@ -1102,7 +1102,9 @@ static int state_of(const char *s)
     if (sys_susp)
         return DRMAA_PS_SYSTEM_SUSPENDED;
     if (strchr(s, 'E'))
-        return DRMAA_PS_SYSTEM_ON_HOLD;
+        return DRMAA_PS_FAILED;
+    /* every hold is the user's here: qstat's 'h' does not tell -h u from
+     * -h o/s, which Grid Engine reports as the system's */
     if (strchr(s, 'h'))
         return DRMAA_PS_USER_ON_HOLD;
     if (strchr(s, 'q'))
@@ -1288,15 +1290,18 @@ int drmaa_job_ps(const char *job_id, int *remote_ps, char *diag, size_t len)
         return std_fail(DRMAA_ERRNO_INVALID_JOB, diag, len);
     }
     read_accounting();
-    if (!j->record) {
-        /* gone without an accounting record: deleted before it ran */
-        *remote_ps = DRMAA_PS_FAILED;
-    } else {
+    /* finished: done if it ran (whatever its exit status), failed if not
+     * (gone without an accounting line: deleted before it ran) */
+    *remote_ps = DRMAA_PS_FAILED;
+    if (j->record) {
         struct strvec usage = {0};
-        int stat, failed = finished_job(j, &stat, &usage);
+        struct job never = *j;
+        int stat;
+        never.terminated = 0;
+        finished_job(&never, &stat, &usage);
         vec_free(&usage);
-        *remote_ps = (stat & STAT_ABORTED) || (failed && !(stat & STAT_SIGNALED)) ? DRMAA_PS_FAILED
-                                                                                 : DRMAA_PS_DONE;
+        if (!(stat & STAT_ABORTED))
+            *remote_ps = DRMAA_PS_DONE;
     }
     pthread_mutex_unlock(&lock);
     return DRMAA_ERRNO_SUCCESS;

@@ -119,6 +119,8 @@ def test_a_failing_job_its_exit_status_usage_files_and_environment(cell, drmaa, 
     job = run(session, "/bin/sh", "-c", 'echo "$FOO|$PWD|$JOB_NAME|$1"; echo err >&2; exit 3', "x", "y z",
               jobName="drmaa1", workingDirectory=wd, outputPath=":$drmaa_wd_ph$/out",
               errorPath=":" + wd + "/err", jobEnvironment={"FOO": "a,b 'c'"})
+    # ended, not yet waited for: done (Grid Engine: it ran, whatever its exit status)
+    state_becomes(cell, session, job, drmaa.JobState.DONE)
     info = session.wait(job, FOREVER)
     assert (info.jobId, info.hasExited, info.exitStatus, info.hasSignal, info.wasAborted) == (job, True, 3, False,
                                                                                                  False)
@@ -190,6 +192,7 @@ def test_bulk_jobs_synchronize_and_the_session_wide_calls(cell, drmaa, session):
     session.control(drmaa.Session.JOB_IDS_SESSION_ALL, drmaa.JobControlAction.HOLD)
     assert session.jobStatus(held) == drmaa.JobState.USER_ON_HOLD
     session.control(drmaa.Session.JOB_IDS_SESSION_ALL, drmaa.JobControlAction.TERMINATE)
+    state_becomes(cell, session, held, drmaa.JobState.FAILED)  # it never ran
     # (the package raises a bare Exception for code 24)
     with pytest.raises(Exception,
                        match="^code 24: no usage information was returned for the completed job$"):
