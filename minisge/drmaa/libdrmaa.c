@@ -326,16 +326,35 @@ static int run_command(char *const argv[], char *const extra[], struct result *r
         snprintf(path, sizeof path, "%s/%s", bin_dir, argv[0]);
     else
         snprintf(path, sizeof path, "%s", argv[0]);
-    if (pipe2(out, O_CLOEXEC) < 0)
+    /* the child's environment, made here: after fork a child of a threaded
+     * caller may do nothing but async-signal-safe calls */
+    struct strvec envp = {0};
+    for (char **e = environ; *e; e++) {
+        size_t k = strcspn(*e, "=");
+        int replaced = 0;
+        for (size_t i = 0; extra && extra[i]; i++)
+            replaced |= strncmp(extra[i], *e, k + 1) == 0;
+        if (!replaced)
+            vec_push(&envp, *e);
+    }
+    for (size_t i = 0; extra && extra[i]; i++)
+        vec_push(&envp, extra[i]);
+    if (!envp.items)
+        vec_push(&envp, "PATH=/usr/bin:/bin");
+    if (pipe2(out, O_CLOEXEC) < 0) {
+        vec_free(&envp);
         return -1;
+    }
     if (pipe2(err, O_CLOEXEC) < 0) {
         close(out[0]);
         close(out[1]);
+        vec_free(&envp);
         return -1;
     }
     pid_t pid = fork();
     if (pid < 0) {
         close(out[0]); close(out[1]); close(err[0]); close(err[1]);
+        vec_free(&envp);
         return -1;
     }
     if (pid == 0) {
@@ -344,8 +363,6 @@ static int run_command(char *const argv[], char *const extra[], struct result *r
             dup2(devnull, 0);
         dup2(out[1], 1);
         dup2(err[1], 2);
-        for (size_t i = 0; extra && extra[i]; i++)
-            putenv(extra[i]);
         /* the signals the caller ignores or blocks are not the command's */
         sigset_t none;
         sigemptyset(&none);
@@ -353,14 +370,17 @@ static int run_command(char *const argv[], char *const extra[], struct result *r
         signal(SIGPIPE, SIG_DFL);
         signal(SIGCHLD, SIG_DFL);
         if (bin_dir[0])
-            execv(path, argv);
+            execve(path, argv, envp.items);
         else
-            execvp(path, argv);
-        fprintf(stderr, "can't execute %s: %s\n", path, strerror(errno));
+            execvpe(path, argv, envp.items);
+        static const char msg[] = "can't execute minisge's command\n";
+        ssize_t ignored = write(2, msg, sizeof msg - 1);
+        (void)ignored;
         _exit(127);
     }
     close(out[1]);
     close(err[1]);
+    vec_free(&envp);
     struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
     int open_fds = 2;
     buf_add(&bo, "", 0);
