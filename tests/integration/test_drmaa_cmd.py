@@ -16,6 +16,7 @@ MINISGE_TEST_BINARY (packaging/ci.sh), the tarball's lib/libdrmaa.so.
 from __future__ import annotations
 
 import os
+import pwd
 
 import pytest
 from cellutil import BINARY, Cell
@@ -199,9 +200,12 @@ def test_bulk_jobs_synchronize_and_the_session_wide_calls(cell, drmaa, session):
         session.wait(drmaa.Session.JOB_IDS_SESSION_ANY, FOREVER)
     with pytest.raises(drmaa.errors.InvalidJobException):
         session.wait(drmaa.Session.JOB_IDS_SESSION_ANY, 0)
-    # a start time in the past: the job runs at once
-    job = run(session, "/bin/true", startTime="2020/01/01 00:00")
+    # a start time in the past: the job runs at once; $drmaa_hd_ph$: the home directory
+    job = run(session, "/bin/pwd", startTime="2020/01/01 00:00", workingDirectory="$drmaa_hd_ph$",
+              outputPath=":" + os.path.join(wd, "pwd"))
     assert session.wait(job, FOREVER).exitStatus == 0
+    with open(os.path.join(wd, "pwd")) as f:
+        assert f.read() == pwd.getpwuid(os.geteuid()).pw_dir + "\n"
 
 
 def test_refusals_are_grid_engines(cell, drmaa, session):
