@@ -155,6 +155,7 @@ def reserve(snap: Snapshot, util: Utilization, task: PendingTask, plan: Plan,
                                   tuple(placed.granted), task.requests, placed.pe)
             util.add(start, entry.end, amounts(snap, entry.granted, task.requests, entry.pe))
             plan.reservations.append(entry)
+            plan.reserved_after.append(len(plan.dispatches))
             return entry
     return None
 

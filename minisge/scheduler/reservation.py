@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from minisge.scheduler.booking import Book, debit
 from minisge.scheduler.matching import EXCL_JOBS
-from minisge.scheduler.snapshot import Dispatch, PendingTask, ScheduleEntry, Snapshot
+from minisge.scheduler.snapshot import Dispatch, PendingTask, Plan, ScheduleEntry, Snapshot
 
 #: a resource of the diagrams: (level Q|H|G|P, object name, resource name)
 Key = tuple[str, str, str]
@@ -174,6 +174,25 @@ def book_dispatch(snap: Snapshot, book: Book, task: PendingTask, d: Dispatch) ->
         book.book(snap.complexes, qis[f"{cqueue}@{host}"], task.requests, n, i == 0)
     if d.pe:
         book.pe_used[d.pe] = book.pe_used.get(d.pe, 0) + sum(n for _c, _h, n in d.granted)
+
+
+def pass_entries(snap: Snapshot, plan: Plan) -> list[ScheduleEntry]:
+    """What the schedule file lists for a pass: the running tasks, then the
+    tasks it starts (``STARTING``, from ``now`` for their duration) and
+    the ones it reserves for (``RESERVING``), in the order it decided them."""
+    pending = {(t.job_id, t.task_id): t for t in snap.pending}
+    decided: list[ScheduleEntry] = []
+    reserved = list(zip(plan.reserved_after, plan.reservations, strict=True))
+    for i, d in enumerate(plan.dispatches):
+        while reserved and reserved[0][0] <= i:
+            decided.append(reserved.pop(0)[1])
+        t = pending.get((d.job_id, d.task_id))
+        requests = t.requests if t is not None else {}
+        duration = task_duration(snap, t) if t is not None else math.inf
+        decided.append(ScheduleEntry(d.job_id, d.task_id, "STARTING", snap.now, duration,
+                                     tuple(d.granted), requests, d.pe))
+    decided += [r for _i, r in reserved]
+    return [*snap.running_tasks, *decided]
 
 
 def _number(v: float) -> str:

@@ -200,6 +200,7 @@ class Plan:
     reasons: dict[int, list[str]] = field(default_factory=dict)  # job_id -> [text]
     global_messages: list[str] = field(default_factory=list)
     reservations: list[ScheduleEntry] = field(default_factory=list)  # -R y jobs reserved for (RESERVING)
+    reserved_after: list[int] = field(default_factory=list)  # per reservation: how many dispatches came before it
 
 
 def _field_defaults() -> tuple[dict[str, Any], dict[str, Callable[[], Any]]]:
