@@ -18,7 +18,11 @@ plain data.  The stages, each in its module:
    best in queue sort order (:mod:`.queue_sort`) -- a parallel job by its
    PE's allocation rule (:mod:`.pe_allocation`) -- and book it
    (:mod:`.booking`) so that later tasks see it taken; a queue instance
-   that fills up joins the global messages.
+   that fills up joins the global messages;
+4. with sched_conf(5) ``max_reservation``: a ``-R y`` task that did not
+   fit is booked at the earliest time it will (:func:`reserve`), and every
+   later task is placed on the book as the reservations leave it during
+   its run (backfilling: :mod:`.reservation`).
 
 A job category found unplaceable keeps its reasons for every job of it.
 A queue instance without a free slot takes no task, so every task is first
@@ -104,8 +108,8 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
                     access.setdefault((task.owner, task.group, task.project), {}))
         a = Assignment(snap, task, cache, cqueues)
         # backfilling: a job that would run into a reservation sees what it holds then
-        b = book if util is None or not plan.reservations else util.backfill_book(
-            book, plan.reservations, snap.now, snap.now + task_duration(snap, task))
+        b = book if util is None or not util.reserved else util.backfill_book(
+            book, snap.now, snap.now + task_duration(snap, task))
         placed = place(a, b, [qi for qi in ranked if qi.slots > b.qi_used[qi.name]],
                        Discard() if caches else [])
         reasons: list[str] = []
@@ -153,7 +157,7 @@ def reserve(snap: Snapshot, util: Utilization, task: PendingTask, plan: Plan,
         if placed is not None:
             entry = ScheduleEntry(task.job_id, task.task_id, "RESERVING", start, duration,
                                   tuple(placed.granted), task.requests, placed.pe)
-            util.add(start, entry.end, amounts(snap, entry.granted, task.requests, entry.pe))
+            util.reserve(entry)
             plan.reservations.append(entry)
             plan.reserved_after.append(len(plan.dispatches))
             return entry

@@ -26,7 +26,7 @@ reserves.  All of it on the pass's ``now``: no clock is read.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from minisge.scheduler.booking import Book, debit
 from minisge.scheduler.matching import EXCL_JOBS
@@ -71,12 +71,13 @@ def task_duration(snap: Snapshot, task: PendingTask) -> float:
 class Utilization:
     """The resource utilization diagrams of one pass (the module docstring)."""
 
-    __slots__ = ("snap", "bookings", "running")
+    __slots__ = ("snap", "bookings", "running", "reserved")
 
     def __init__(self, snap: Snapshot) -> None:
         self.snap = snap
         self.bookings: dict[Key, list[tuple[float, float, float]]] = {}
         self.running: dict[Key, float] = {}  # what the running tasks hold now (in the snapshot's used amounts)
+        self.reserved: list[tuple[ScheduleEntry, frozenset[Key]]] = []  # the pass's reservations, their resources
         for e in snap.running_tasks:
             # a task past its expected end is expected to end at any moment
             end = max(e.end, snap.now + 1.0)
@@ -88,6 +89,12 @@ class Utilization:
         """Book ``booked`` from ``start`` to ``end``."""
         for key, v in booked.items():
             self.bookings.setdefault(key, []).append((start, end, v))
+
+    def reserve(self, entry: ScheduleEntry) -> None:
+        """Book a reservation (``RESERVING``) from its start for its duration."""
+        booked = amounts(self.snap, entry.granted, entry.requests, entry.pe)
+        self.add(entry.start, entry.end, booked)
+        self.reserved.append((entry, frozenset(booked)))
 
     def level(self, key: Key, at: float) -> float:
         """The amount of ``key`` booked at time ``at``."""
@@ -119,14 +126,14 @@ class Utilization:
                 _set(book, key, _get(book, key) - self.running.get(key, 0.0) + self.peak(key, start, end))
         return book
 
-    def backfill_book(self, book: Book, reserved: Sequence[ScheduleEntry], start: float, end: float) -> Book:
+    def backfill_book(self, book: Book, start: float, end: float) -> Book:
         """``book`` (the pass's, now) as a job running ``[start, end)`` must
-        see it: a trial of it plus what the reservations in ``reserved``
-        add during the window; ``book`` itself if they add nothing."""
+        see it: a trial of it plus what the reservations add during the
+        window; ``book`` itself if they add nothing."""
         extra: dict[Key, float] = {}
-        for r in reserved:
+        for r, keys in self.reserved:
             if r.start < end and start < r.end:
-                for key in amounts(self.snap, r.granted, r.requests, r.pe):
+                for key in keys:
                     if key not in extra:
                         more = self.peak(key, start, end) - self.level(key, start)
                         if more > 0:
