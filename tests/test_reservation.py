@@ -3,14 +3,16 @@ minisge.scheduler.reservation and its use by dispatch.schedule, pure."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import pathlib
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scheduler_harness import complexes, dispatched, host, pe, qi, snap, task
 
 from minisge.scheduler import schedule
-from minisge.scheduler.reservation import schedule_lines
+from minisge.scheduler.reservation import pass_entries, schedule_lines
 from minisge.scheduler.snapshot import ScheduleEntry, Snapshot
 
 NOW = 1_000_000.0
@@ -32,25 +34,28 @@ def peer_scenario(d_rt: float = 300) -> Snapshot:
                 running_tasks=(running(7, NOW - 10, 200),))
 
 
+GOLDEN = pathlib.Path(__file__).parent / "golden" / "schedule.reservation"
+PEER_NOW = 1795451269  # the pass of tests/golden/schedule.reservation (job 9's STARTING time)
+
+
 def test_the_peers_scenario_reserves_backfills_and_holds_back() -> None:
-    p = schedule(peer_scenario())
+    s = peer_scenario()
+    p = schedule(s)
     assert dispatched(p) == [9]  # job 9 ends before the reservation: it backfills; job 10 would delay it
     [r] = p.reservations
     assert (r.job_id, r.start, r.duration, r.granted, r.pe) == (8, NOW - 10 + 260, 120, (("all.q", "h1", 2),), "smp")
     assert 10 in p.reasons and 8 in p.reasons
-    # as 8.1.9 wrote the pass's schedule file (the peer's lines, its times shifted to NOW)
-    lines = schedule_lines(peer_scenario(), [*peer_scenario().running_tasks, *p.reservations])
-    assert lines == [
-        f"7:1:RUNNING:{int(NOW) - 10}:260:Q:all.q@h1:slots:1.000000",
-        f"8:1:RESERVING:{int(NOW) + 250}:120:P:smp:slots:2.000000",
-        f"8:1:RESERVING:{int(NOW) + 250}:120:Q:all.q@h1:slots:2.000000",
-        "::::::::",
-    ]
+    # the schedule file as 8.1.9 wrote it for the same pass beside the peer (its times, its host)
+    s = dataclasses.replace(s, now=PEER_NOW, running_tasks=(
+        dataclasses.replace(s.running_tasks[0], start=PEER_NOW - 15, granted=(("all.q", "vm", 1),)),),
+        qinstances=(qi(host="vm", slots=2, used=1, pe_list=("smp",)),), hosts={"vm": host("vm")})
+    p = schedule(s)
+    lines = schedule_lines(s, pass_entries(s, p))
+    assert "".join(line + "\n" for line in lines) == GOLDEN.read_text().partition("# ----\n")[2]
 
 
 def test_without_max_reservation_or_without_r_nothing_is_reserved() -> None:
     s = peer_scenario()
-    import dataclasses
     for variant in (dataclasses.replace(s, max_reservation=0),
                     dataclasses.replace(s, pending=tuple(dataclasses.replace(t, reserve=False) for t in s.pending))):
         p = schedule(variant)
