@@ -63,10 +63,25 @@ def test_without_max_reservation_or_without_r_nothing_is_reserved() -> None:
         assert dispatched(p) == [9]  # job 10 (h_rt 300) fits the free slot then: nothing holds it back
 
 
-def test_a_short_job_backfills_and_a_long_one_waits() -> None:
-    p = schedule(peer_scenario(d_rt=100))  # ends at NOW+160 <= NOW+250, after job 9 (ends NOW+100) it fits?
-    # one free slot now: job 9 takes it; job 10 has no slot now whatever its length
-    assert dispatched(p) == [9]
+def test_a_free_slot_a_reservation_holds_is_said_to_be_held() -> None:
+    """Without job 9 the slot is free now; job 10 (h_rt 300) would hold it into
+    the reservation: 8.1.9's words for slots a reservation holds (as for an
+    advance reservation beside the peer)."""
+    s = peer_scenario()
+    p = schedule(dataclasses.replace(s, pending=tuple(t for t in s.pending if t.job_id != 9)))
+    assert dispatched(p) == []
+    assert p.reasons[10] == ['(-l NONE) cannot run in queue "all.q@h1" because it offers only '
+                             'qc:slots=0.000000 due to a reservation']
+
+
+def test_a_long_job_backfills_where_no_reservation_holds_anything() -> None:
+    s = snap([qi(slots=2, used=1, pe_list=("smp",)), qi(host="h2", slots=1)],
+             [task(8, pe=("smp", ((2, 2),)), reserve=True, duration=60), task(10, duration=300)],
+             pes=[pe("smp", "$pe_slots")], now=NOW, max_reservation=1,
+             running_tasks=(running(7, NOW - 10, 200),))
+    p = schedule(s)
+    assert [r.job_id for r in p.reservations] == [8]
+    assert [(d.job_id, d.granted) for d in p.dispatches] == [(10, [("all.q", "h2", 1)])]
 
 
 def test_max_reservation_limits_the_reservations_highest_priority_first() -> None:

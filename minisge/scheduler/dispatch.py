@@ -46,7 +46,7 @@ from minisge.scheduler.queue_filter import dropped_at_start, full_message
 from minisge.scheduler.queue_match import fits_within_quotas, host_access
 from minisge.scheduler.queue_sort import ranked as queue_sorted
 from minisge.scheduler.queue_sort import soft_violations
-from minisge.scheduler.reservation import Utilization, amounts, book_dispatch, task_duration
+from minisge.scheduler.reservation import Utilization, amounts, book_dispatch, held_reasons, task_duration
 from minisge.scheduler.snapshot import Dispatch, PendingTask, Plan, QInstance, ScheduleEntry, Snapshot
 
 #: the reason of a job whose qsub -a time is still to come (sge_schedd_text.h)
@@ -116,6 +116,8 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
         if placed is None:
             placed = place(a, b, ranked, reasons)
         if placed is None:
+            if b is not book:
+                reasons = held_reasons(snap, task, book, b, reasons)
             unplaceable[cat] = reasons = list(dict.fromkeys(reasons))  # each reason once
             plan.reasons.setdefault(task.job_id, reasons)
             if util is not None:

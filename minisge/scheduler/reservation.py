@@ -28,8 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
+from minisge.scheduler.advance_reservation import held_message
 from minisge.scheduler.booking import Book, debit
 from minisge.scheduler.matching import EXCL_JOBS
+from minisge.scheduler.queue_filter import full_message
 from minisge.scheduler.snapshot import Dispatch, PendingTask, Plan, ScheduleEntry, Snapshot
 
 #: a resource of the diagrams: (level Q|H|G|P, object name, resource name)
@@ -171,6 +173,17 @@ def _set(book: Book, key: Key, value: float) -> None:
         book.qi_used[obj] = math.ceil(value)
     else:
         book.qi_consumed[obj][res] = value
+
+
+def held_reasons(snap: Snapshot, task: PendingTask, book: Book, trial: Book, reasons: list[str]) -> list[str]:
+    """The reasons of a job that did not fit the :meth:`Utilization.backfill_book`
+    ``trial``: a queue instance with a free slot now that the reservations
+    hold during the job's run is not full; it "offers only qc:slots=N due
+    to a reservation", as 8.1.9 says of the slots a reservation holds."""
+    held = {full_message(qi.name): held_message(snap, task, qi.name, max(0, qi.slots - trial.qi_used[qi.name]))
+            for qi in snap.qinstances if trial.qi_used[qi.name] != book.qi_used[qi.name]
+            and qi.slots > book.qi_used[qi.name]}
+    return [held.get(r, r) for r in reasons] if held else reasons
 
 
 def book_dispatch(snap: Snapshot, book: Book, task: PendingTask, d: Dispatch) -> None:
