@@ -221,13 +221,17 @@ def _number(v: float) -> str:
 
 def schedule_lines(snap: Snapshot, entries: Iterable[ScheduleEntry]) -> list[str]:
     """The schedule file's lines of one pass (sched_conf(5) ``MONITOR``):
-    per entry its PE's slots, then per queue instance its slots and
-    consumables, its host's, then the global ones; ``::::::::`` ends the pass."""
+    per entry its PE's slots, the global consumables, each host's, then
+    each queue instance's slots and consumables (the order of 8.1.9's
+    ``add_job_utilization``; hosts and queues in the order granted,
+    consumables by name); ``::::::::`` ends the pass."""
     out = []
     for e in entries:
         head = f"{e.job_id}:{e.task_id}:{e.state}:{int(e.start)}:{_duration(e.duration)}"
         booked = amounts(snap, e.granted, e.requests, e.pe)
-        order = sorted(booked, key=lambda k: ("PGHQ".index(k[0]), k[1], k[2] != "slots", k[2]))
+        at = {name: i for i, name in enumerate([*(h for _c, h, _n in e.granted),
+                                                  *(f"{c}@{h}" for c, h, _n in e.granted)])}
+        order = sorted(booked, key=lambda k: ("PGHQ".index(k[0]), at.get(k[1], 0), k[2] != "slots", k[2]))
         for level, obj, res in order:
             if res.startswith(EXCL_JOBS):  # the EXCL job counters are the scheduler's own
                 continue
@@ -237,5 +241,5 @@ def schedule_lines(snap: Snapshot, entries: Iterable[ScheduleEntry]) -> list[str
 
 
 def _duration(d: float) -> str:
-    # 8.1.9 writes an unlimited duration as its U_LONG32 maximum less the start; minisge writes INFINITY
+    # an unlimited duration (no h_rt, default_duration INFINITY): not seen beside the peer
     return "INFINITY" if math.isinf(d) else str(int(d))
