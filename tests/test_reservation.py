@@ -158,3 +158,24 @@ def test_a_backfilled_job_never_delays_the_reservation(s: Snapshot) -> None:
                         for c, h, n in d.granted if f"{c}@{h}" == q.name)
             held = sum(n for c, h, n in r.granted if f"{c}@{h}" == q.name)
             assert busy + held <= q.slots, (q.name, t, busy, held)
+
+
+def test_schedule_lines_of_a_pe_job_over_two_hosts_with_consumables() -> None:
+    cx = complexes("mem         mem        MEMORY      <=    YES         YES        0        0\n"
+                   "lic         lic        INT         <=    YES         JOB        0        0\n")
+    s = snap([qi(values={"lic": "4"}, complex_names=frozenset({"lic"})), qi(host="h2", values={"lic": "4"},
+              complex_names=frozenset({"lic"}))], complexes=cx, global_values={"mem": "100G", "lic": "10"},
+             hosts={"h1": host("h1", values={"mem": "8G"}), "h2": host("h2", values={"mem": "8G"})})
+    e = ScheduleEntry(5, 1, "RESERVING", 1000.0, 160.0, (("all.q", "h2", 2), ("all.q", "h1", 1)),
+                      {"mem": "1G", "lic": "1"}, "mpi")
+    assert schedule_lines(s, [e]) == [
+        "5:1:RESERVING:1000:160:P:mpi:slots:3.000000",
+        "5:1:RESERVING:1000:160:G:global:lic:1.000000",
+        "5:1:RESERVING:1000:160:G:global:mem:3221225472.000000",
+        "5:1:RESERVING:1000:160:H:h2:mem:2147483648.000000",
+        "5:1:RESERVING:1000:160:H:h1:mem:1073741824.000000",
+        "5:1:RESERVING:1000:160:Q:all.q@h2:slots:2.000000",
+        "5:1:RESERVING:1000:160:Q:all.q@h2:lic:1.000000",
+        "5:1:RESERVING:1000:160:Q:all.q@h1:slots:1.000000",
+        "::::::::",
+    ]

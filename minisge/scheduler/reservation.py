@@ -32,7 +32,7 @@ from minisge.scheduler.advance_reservation import held_message
 from minisge.scheduler.booking import Book, debit
 from minisge.scheduler.matching import EXCL_JOBS
 from minisge.scheduler.queue_filter import full_message
-from minisge.scheduler.snapshot import Dispatch, PendingTask, Plan, ScheduleEntry, Snapshot
+from minisge.scheduler.snapshot import Dispatch, PendingTask, Plan, QInstance, ScheduleEntry, Snapshot
 
 #: a resource of the diagrams: (level Q|H|G|P, object name, resource name)
 Key = tuple[str, str, str]
@@ -125,7 +125,8 @@ class Utilization:
         book.quota_ledger = None
         for key, bs in self.bookings.items():
             if bs:
-                _set(book, key, _get(book, key) - self.running.get(key, 0.0) + self.peak(key, start, end))
+                held = max(0.0, _get(book, key) - self.running.get(key, 0.0))  # without a known end
+                _set(book, key, held + self.peak(key, start, end))
         return book
 
     def backfill_book(self, book: Book, start: float, end: float) -> Book:
@@ -222,10 +223,12 @@ def _number(v: float) -> str:
 def schedule_lines(snap: Snapshot, entries: Iterable[ScheduleEntry]) -> list[str]:
     """The schedule file's lines of one pass (sched_conf(5) ``MONITOR``):
     per entry its PE's slots, the global consumables, each host's, then
-    each queue instance's slots and consumables (the order of 8.1.9's
-    ``add_job_utilization``; hosts and queues in the order granted,
-    consumables by name); ``::::::::`` ends the pass."""
+    each queue instance's slots and consumables, each where it is in the
+    object's complex_values (the order of 8.1.9's ``add_job_utilization``;
+    hosts and queues in the order granted, consumables by name);
+    ``::::::::`` ends the pass."""
     out = []
+    qis = {qi.name: qi for qi in snap.qinstances}
     for e in entries:
         head = f"{e.job_id}:{e.task_id}:{e.state}:{int(e.start)}:{_duration(e.duration)}"
         booked = amounts(snap, e.granted, e.requests, e.pe)
@@ -233,11 +236,25 @@ def schedule_lines(snap: Snapshot, entries: Iterable[ScheduleEntry]) -> list[str
                                                   *(f"{c}@{h}" for c, h, _n in e.granted)])}
         order = sorted(booked, key=lambda k: ("PGHQ".index(k[0]), at.get(k[1], 0), k[2] != "slots", k[2]))
         for level, obj, res in order:
-            if res.startswith(EXCL_JOBS):  # the EXCL job counters are the scheduler's own
+            if res.startswith(EXCL_JOBS) or not _configured(snap, qis, level, obj, res):
                 continue
             out.append(f"{head}:{level}:{obj}:{res}:{_number(booked[(level, obj, res)])}")
     out.append("::::::::")
     return out
+
+
+def _configured(snap: Snapshot, qis: Mapping[str, QInstance], level: str, obj: str, res: str) -> bool:
+    """Does the object have ``res`` in its complex_values (8.1.9 records a
+    consumable only where it is configured; every PE and queue instance has slots)?"""
+    if res == "slots" and level in "PQ":
+        return True
+    if level == "G":
+        return res in snap.global_values
+    if level == "H":
+        host = snap.hosts.get(obj)
+        return host is not None and res in host.values
+    qi = qis.get(obj)
+    return qi is not None and res in qi.complex_value_names
 
 
 def _duration(d: float) -> str:
