@@ -21,6 +21,15 @@ reserves.  All of it on the pass's ``now``: no clock is read.
 * :func:`schedule_lines` -- the schedule file (``params MONITOR=1``), one
   line per resource of each entry, ``job:task:STATE:start:duration:level:
   object:resource:amount``, as 8.1.9 wrote it beside the peer.
+
+Where it differs from 8.1.9: the resource quota sets are not planned over
+time (a reservation is searched outside them; a job placed now meets them
+as it always does); advance reservations (:mod:`.advance_reservation`)
+are held for the whole pass of the jobs whose window meets them, not as
+diagrams of their own; a running task past its expected end is taken to
+end a second after ``now``; one task per array job is reserved for;
+``qstat -j`` saying when and where a job is reserved is minisge's own
+(8.1.9 says it only in the schedule file).
 """
 
 from __future__ import annotations
