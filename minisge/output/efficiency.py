@@ -68,7 +68,7 @@ def _is_master(r: Mapping[str, Any]) -> bool:
 
 def job_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The figures of one job's records: ``job_number``, ``job_name``,
-    ``owner``, ``tasks`` (task ids run), ``slots`` (the most a run had),
+    ``owner``, ``tasks`` (the task ids accounted), ``slots`` (the most a run had),
     ``cpu``, ``wallclock`` (summed over runs), ``slot_seconds`` (wallclock x
     slots, summed), ``cpu_efficiency`` (a fraction, None without slot
     time), ``maxvmem`` (the largest), ``longest`` (the longest run's
