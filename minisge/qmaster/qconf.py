@@ -22,6 +22,7 @@ silent):
 from __future__ import annotations
 
 import os
+import pwd
 import socket
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -39,6 +40,7 @@ from minisge.formats import (
     sge_conf,
     sge_pe,
     sge_types,
+    share_tree,
     wc_queue,
 )
 from minisge.formats import complex as complex_fmt
@@ -1394,6 +1396,54 @@ def no_sharetree(rc: int) -> Callable:
     return run
 
 
+def _known_tree_name(a: Admin, name: str) -> bool:
+    """A share tree leaf names a user (one with a user object or a login) or a project, or is ``default``."""
+    if name == "default" or name in a.cfg.projects or name in a.qm.share_usage.users:
+        return True
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def put_sharetree(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-Astree file``, ``-Mstree file``: the share tree (share_tree(5)) from a file."""
+    try:
+        tree = share_tree.parse(text or "", path)
+    except FormatError as e:
+        raise Refused(e.message, f'error reading file: "{path}"') from e
+    for n in tree.nodes:
+        if not n.children and n.id != tree.root.id and not _known_tree_name(a, n.name):
+            raise Refused(f'denied: share tree contains reference to unknown user/project "{n.name}"')
+    a.qm.share_usage.set_tree(tree)
+    ans.err.append("changed sharetree")
+
+
+def s_sharetree(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-sstree``: the share tree file; none: ``no sharetree element``."""
+    tree = a.qm.share_usage.tree
+    if tree is None:
+        raise Refused("no sharetree element")
+    ans.out.extend(_lines(share_tree.write(tree)))
+
+
+def s_sharetree_indented(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-sst``: the share tree, one ``name=shares`` line per node, indented; none: ``No sharetree``."""
+    tree = a.qm.share_usage.tree
+    if tree is None:
+        raise Refused("No sharetree", rc=0)
+    ans.out.extend(_lines(share_tree.indented(tree)))
+
+
+def d_sharetree(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-dstree``."""
+    if a.qm.share_usage.tree is None:
+        raise Refused("sharetree does not exist")
+    a.qm.share_usage.set_tree(None)
+    ans.err.append(f"{a.who} removed sharetree list")
+
+
 def d_none(what: str) -> Callable:
     """``-dcal``, ``-dckpt``, ``-duser``: there is none to delete."""
 
@@ -1546,10 +1596,10 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-ssconf": (s_sched_conf, None),
     "-sckptl": (s_fixed("no ckpt interface definition defined"), None),
     "-scall": (s_fixed("no calendar defined"), None),
-    "-sstree": (s_fixed("no sharetree element"), None),
+    "-sstree": (s_sharetree, None),
     "-scal": (s_not_one("not a calendar"), None),
     "-sckpt": (s_not_one("not a checkpointing interface definition"), None),
-    "-sst": (no_sharetree(0), None),
+    "-sst": (s_sharetree_indented, None),
     "-sstnode": (no_sharetree(0), None),
     "-rsstnode": (no_sharetree(0), None),
     "-mstnode": (no_sharetree(0), None),
@@ -1571,10 +1621,10 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-Mckpt": (unsupported, "manager"),
     "-dckpt": (d_none("checkpointing environment"), "manager"),
     "-astree": (unsupported, "manager"),
-    "-Astree": (unsupported, "manager"),
+    "-Astree": (put_sharetree, "manager"),
     "-mstree": (unsupported, "manager"),
-    "-Mstree": (unsupported, "manager"),
-    "-dstree": (s_fixed("sharetree does not exist"), "manager"),
+    "-Mstree": (put_sharetree, "manager"),
+    "-dstree": (d_sharetree, "manager"),
     "-auser": (unsupported, "manager"),
     "-Auser": (unsupported, "manager"),
     "-muser": (unsupported, "manager"),

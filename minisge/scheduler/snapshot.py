@@ -21,6 +21,7 @@ from minisge.formats.access_list import AccessList
 from minisge.scheduler.complexes import ComplexIndex
 from minisge.scheduler.job_order import JobFacts, Weights
 from minisge.scheduler.quota import QuotaContext
+from minisge.scheduler.tickets import TicketInput, TicketTask
 
 #: a ``-pe`` request: the PE name (wildcards allowed) and its slot ranges ``((lo, hi), ...)``
 PeRequest = tuple[str, tuple[tuple[int, int], ...]]
@@ -152,6 +153,8 @@ class Snapshot:
     hostgroups: Mapping[str, frozenset[str]] = field(default_factory=dict)  # "@name" -> its hosts, resolved
     global_host: HostInfo = HostInfo("global")  # host_conf(5) of the global host: its access lists
     reservations: tuple[Reservation, ...] = ()  # the advance reservations granted (qrsub(1))
+    tickets: TicketInput | None = None  # the ticket policies' input (None: no tickets, ntckts 0.5)
+    ticket_tasks: tuple[TicketTask, ...] = ()  # running tasks, then pending ones in submission order
 
 
 @dataclass

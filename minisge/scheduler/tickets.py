@@ -37,9 +37,10 @@ figures are kept, once with the running jobs alone):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from minisge.formats.sched_conf import SchedConf
 from minisge.formats.share_tree import ShareTree
@@ -96,6 +97,12 @@ class Holder:
 
     fshare: int = 0
     oticket: int = 0
+
+
+class HolderOf(Protocol):
+    """The user (``u``), project (``p``) or department (``d``) of a name."""
+
+    def __call__(self, kind: str, name: str, /) -> Holder: ...
 
 
 class TicketTask(NamedTuple):
@@ -324,7 +331,7 @@ def _calc(tasks: Sequence[TicketTask], inp: TicketInput, with_pending: bool) -> 
     for r in refs:
         t = r.task
         r.user = t.owner
-        r.project = t.project if t.project in inp.projects else ""
+        r.project = t.project if t.project and t.project in inp.projects else ""
         r.dept = t.department if t.department in inp.departments else ""
         if root is not None:
             node = None
@@ -426,7 +433,7 @@ def _sort_pending(root: _Node, node: _Node, total: float) -> list[_Ref]:
     return out
 
 
-def _functional_pass1(r: _Ref, job_cnt: Mapping[tuple[str, str], int], holder, sums: dict[str, float],
+def _functional_pass1(r: _Ref, job_cnt: Mapping[tuple[str, str], int], holder: HolderOf, sums: dict[str, float],
                       shared: bool, sum_shares: bool) -> None:
     """calc_job_functional_tickets_pass1: the job's user, project and
     department shares (divided by their running jobs when shared), summed."""
@@ -467,7 +474,7 @@ def _functional_pass2(r: _Ref, sums: Mapping[str, float], total: float, w: Mappi
     return out
 
 
-def _pending_functional(pending: Sequence[_Ref], job_cnt: dict[tuple[str, str], int], holder,
+def _pending_functional(pending: Sequence[_Ref], job_cnt: dict[tuple[str, str], int], holder: HolderOf,
                         sums: dict[str, float], pol: TicketPolicy, dependent: bool) -> None:
     """The pending functional tickets: repeatedly the job that would get most
     if it ran next is taken and counted as running."""
@@ -516,7 +523,7 @@ def _pending_functional(pending: Sequence[_Ref], job_cnt: dict[tuple[str, str], 
             r.sort += r.t.ftickets
 
 
-def _override(r: _Ref, job_cnt: Mapping[tuple[str, str], int], holder, shared: bool, pending: bool) -> float:
+def _override(r: _Ref, job_cnt: Mapping[tuple[str, str], int], holder: HolderOf, shared: bool, pending: bool) -> float:
     """calc_job_override_tickets (running) and calc_pjob_override_tickets_shared
     (pending: as if it ran next): the job's -ot plus its objects' oticket."""
     total = 0.0
@@ -535,7 +542,7 @@ def _override(r: _Ref, job_cnt: Mapping[tuple[str, str], int], holder, shared: b
     return total + r.task.override_tickets
 
 
-def _pending_shared_override(pending: Sequence[_Ref], job_cnt: dict[tuple[str, str], int], holder,
+def _pending_shared_override(pending: Sequence[_Ref], job_cnt: dict[tuple[str, str], int], holder: HolderOf,
                              dependent: bool) -> None:
     """calculate_pending_shared_override_tickets: repeatedly the pending job
     with most override tickets (if it ran next) is counted as running."""
@@ -610,3 +617,53 @@ def normalized(figures: Mapping[tuple[int, int], Tickets]) -> dict[tuple[int, in
     if top < 1e-11:
         return {k: 0.5 for k in figures}
     return {k: t.tickets / top for k, t in figures.items()}
+
+
+def job_ntckts(figures: Mapping[tuple[int, int], Tickets]) -> tuple[dict[int, float], float]:
+    """Per job the ``ntckts`` the dispatch order uses (that of its first task
+    with figures, in task order), and the value of a job without figures
+    (0 when some job has tickets, else 0.5: the ticket range is empty)."""
+    norm = normalized(figures)
+    out: dict[int, float] = {}
+    for (job_id, _task_id), value in sorted(norm.items()):
+        out.setdefault(job_id, value)
+    top = max((t.tickets for t in figures.values()), default=0.0)
+    return out, (0.0 if top >= 1e-11 else 0.5)
+
+
+USAGE_INTERVAL = 60.0  # SGE_USAGE_INTERVAL: the decay constant's unit, seconds
+
+
+def decay_constant(halftime_minutes: float) -> float:
+    """calculate_decay_constant: the factor usage keeps per usage interval;
+    a negative half-life forgets at once, 0 never."""
+    if halftime_minutes < 0:
+        return 0.0
+    if halftime_minutes == 0:
+        return 1.0
+    return 1.0 - (-math.log(0.5) / (halftime_minutes * 60.0)) * USAGE_INTERVAL
+
+
+def decay_list(halflife_decay_list: str) -> dict[str, float]:
+    """sched_conf(5) halflife_decay_list ``cpu=m:mem=m:io=m`` (minutes; none: empty)."""
+    text = halflife_decay_list.strip()
+    if not text or text.lower() == "none":
+        return {}
+    out = {}
+    for item in text.split(":"):
+        name, _sep, value = item.partition("=")
+        out[name.strip()] = float(value)
+    return out
+
+
+def decayed(usage: Iterable[tuple[str, float]], interval: float, halftime_hours: float,
+            halflife: Mapping[str, float]) -> tuple[tuple[str, float], ...]:
+    """decay_usage: each usage value times its decay constant (its own
+    ``halflife_decay_list`` half-life, else ``halftime``) to the power of the
+    usage intervals in ``interval`` seconds."""
+    if interval <= 0:
+        return tuple(usage)
+    steps = interval / USAGE_INTERVAL
+    default = decay_constant(halftime_hours * 60.0) ** steps
+    return tuple((name, value * (decay_constant(halflife[name]) ** steps if name in halflife else default))
+                 for name, value in usage)
