@@ -1,0 +1,110 @@
+"""The ticket policies through real daemons: a qmaster and two execds
+posing as hosts (one slot each), two real users.  The share tree commands
+and qstat -ext's ticket columns against 8.1.9's captures
+(tests/golden/tickets), and two users with equal shares who flood the cell
+get equal slots."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from cellutil import Cell, ensure_user
+from golden import read_golden
+
+USERS = ("g5ta", "g5tb")
+
+
+@pytest.fixture(scope="module")
+def cell():
+    for u in USERS:
+        ensure_user(u)
+    c = Cell().start_roles(hosts=("node1", "node2"), slots=1)
+    try:
+        yield c
+    finally:
+        c.cleanup()
+
+
+def _file(cell, name: str, text: str) -> str:
+    path = os.path.join(cell.dir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def _sched(cell, **values: str) -> None:
+    r = cell.run("qconf", "-ssconf")
+    lines = []
+    for line in r.out.splitlines():
+        key = line.split()[0]
+        lines.append(f"{key} {values[key]}" if key in values else line)
+    r = cell.run("qconf", "-Msconf", _file(cell, "sconf", "\n".join(lines) + "\n"))
+    assert r.rc == 0, r
+
+
+def _tree(cell, a: int, b: int) -> None:
+    text = (f"id=0\nname=Root\ntype=0\nshares=1\nchildnodes=1,2\nid=1\nname={USERS[0]}\ntype=0\nshares={a}\n"
+            f"childnodes=NONE\nid=2\nname={USERS[1]}\ntype=0\nshares={b}\nchildnodes=NONE\n")
+    r = cell.run("qconf", "-Astree", _file(cell, "stree", text))
+    assert (r.rc, r.err) == (0, "changed sharetree\n"), r
+
+
+def test_share_tree_commands_as_8_1_9(cell):
+    assert cell.run("qconf", "-sst").err == "No sharetree\n"
+    bad = cell.run("qconf", "-Astree", _file(cell, "bad", "id=0\nname=Root\ntype=0\nshares=1\nchildnodes=1\n"
+                                                        "id=1\nname=nosuchuser9\ntype=0\nshares=1\nchildnodes=NONE\n"))
+    assert bad.rc == 1 and 'unknown user/project "nosuchuser9"' in bad.err, bad
+    assert cell.run("qconf", "-sstree").rc == 1
+    _tree(cell, 75, 25)
+    assert cell.run("qconf", "-sstree").out == read_golden("tickets/qconf_-sstree").text
+    assert cell.run("qconf", "-sst").out == read_golden("tickets/qconf_-sst").text
+    r = cell.run("qconf", "-dstree")
+    assert (r.rc, r.err) == (0, "root@master removed sharetree list\n"), r
+    assert cell.run("qconf", "-sstree").err == "no sharetree element\n"
+
+
+def test_qstat_ext_ticket_columns_as_8_1_9(cell):
+    """The capture's set-up (its header says it) on minisge: the ticket
+    columns and ntckts of qstat -ext are 8.1.9's."""
+    _tree(cell, 75, 25)
+    _sched(cell, weight_tickets_share="10000")
+    try:
+        jobs = [cell.submit("-b", "y", "-N", n, "-l", "arch=g5none", "/bin/true", user=u)
+                for n, u in (("a1", USERS[0]), ("a2", USERS[0]), ("a3", USERS[0]), ("b1", USERS[1]), ("b2", USERS[1]))]
+        assert cell.run("qalter", "-ot", "100", str(jobs[4])).rc == 0
+        got = {}
+        for line in cell.run("qstat", "-ext", "-u", ",".join(USERS)).out.splitlines()[2:]:
+            f = line.split()
+            got[f[2]] = [f[2]] + f[8:14] + [f[2 + 0]]
+            got[f[3]] = (f[2], *f[8:14])
+        want = {}
+        for line in read_golden("tickets/qstat_-ext.share_tree").text.splitlines()[2:]:
+            f = line.split()
+            want[f[3]] = (f[2], *f[8:14])
+        assert {n: got[n] for n in want} == want
+    finally:
+        cell.run("qdel", "-u", ",".join(USERS))
+        _sched(cell, weight_tickets_share="0")
+        cell.run("qconf", "-dstree")
+
+
+def test_two_users_with_equal_shares_who_flood_the_cell_get_equal_slots(cell):
+    """A 2-slot cell, a share tree of equal shares: the first user submits
+    all its jobs before the second does (first come, first served would
+    run them all first); the share tree alternates them."""
+    _tree(cell, 50, 50)
+    _sched(cell, weight_tickets_share="10000", weight_ticket="10.0")
+    n = 8
+    try:
+        cell.run("qmod", "-d", "*")
+        jobs = {u: [cell.submit("-b", "y", "/bin/sleep", "0.2", user=u) for _ in range(n)] for u in USERS}
+        cell.run("qmod", "-e", "*")
+        last = max(max(j) for j in jobs.values())
+        cell.wait_for(lambda: all(cell.records_of(j) for js in jobs.values() for j in js), what="all jobs ended")
+        starts = sorted((int(r[9]), int(r[5]), r[3]) for r in cell.accounting_records() if int(r[5]) <= last)
+        first_half = [owner for _start, _job, owner in starts[:n]]
+        assert abs(first_half.count(USERS[0]) - first_half.count(USERS[1])) <= 2, starts
+    finally:
+        _sched(cell, weight_tickets_share="0", weight_ticket="0.010000")
+        cell.run("qconf", "-dstree")
