@@ -41,6 +41,7 @@ from minisge.formats import (
     sge_pe,
     sge_types,
     share_tree,
+    user,
     wc_queue,
 )
 from minisge.formats import complex as complex_fmt
@@ -626,6 +627,8 @@ KINDS = {
                       lambda m: m.name, removed_list="host group entry"),
     "project": Kind("projects", "projects", project, "project", "project", "flat", check_project,
                     lambda m: m.name),
+    "user": Kind("users", "users", user, "user", "user", "flat", lambda a, m: check_user(a, m), lambda m: m.name,
+                 write=user.write_spool),
     "exechost": Kind("exec_hosts", "exec_hosts", host_conf, "exechost", "exechost", "flat", check_exechost,
                      lambda m: m.hostname, removed_list="execution host",
                      write=lambda m: host_conf.write(m, show_load=False)),
@@ -686,6 +689,10 @@ def modify_from_file(kind_name: str) -> Callable:
         kind.check(a, model)
         if kind_name == "exechost":
             model = attrs.evolve(model, load_values=(), processors=_store(a, kind)[name].processors)
+        if kind_name == "user":  # the usage is the qmaster's, not the file's
+            old = _store(a, kind)[name]
+            model = attrs.evolve(model, usage=old.usage, usage_time_stamp=old.usage_time_stamp,
+                                 project_usage=old.project_usage)
         _put(a, kind, model)
         ans.err.append(a.modified(name, kind.list_name))
 
@@ -1455,9 +1462,24 @@ def d_none(what: str) -> Callable:
 
 
 def s_user(a: Admin, ans: Answer, args, text, path) -> None:
-    """``-suser user_list``: minisge keeps no user objects (exit 0, as 8.1.9)."""
+    """``-suser user_list``: each user object (qconf -suser's five attributes);
+    an unknown name says so (exit 0, as 8.1.9)."""
     _need(args, 1)
-    raise Refused(*(f"{n} is not known as a user" for n in _names(args[0])), rc=0)
+    missing = []
+    for n in _names(args[0]):
+        u = a.cfg.users.get(n)
+        if u is None:
+            missing.append(f"{n} is not known as a user")
+        else:
+            ans.out.extend(_lines(user.write(u)))
+    if missing:
+        raise Refused(*missing, rc=0)
+
+
+def check_user(a: Admin, u: user.User) -> None:
+    """user(5): a ``default_project`` must be a project."""
+    if u.default_project and u.default_project not in a.cfg.projects:
+        raise Refused(f'denied: project "{u.default_project}" does not exist')
 
 
 def s_detached(a: Admin, ans: Answer, args, text, path) -> None:
@@ -1605,7 +1627,7 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-mstnode": (no_sharetree(0), None),
     "-dstnode": (no_sharetree(1), None),
     "-suser": (s_user, None),
-    "-suserl": (show_list(lambda a: (), "user list"), None),
+    "-suserl": (show_list(lambda a: a.cfg.users, "user list"), None),
     "-sds": (s_detached, None),
     "-secl": (s_eventclients, None),
     "-sss": (s_scheduler_state, None),
@@ -1626,10 +1648,10 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-Mstree": (put_sharetree, "manager"),
     "-dstree": (d_sharetree, "manager"),
     "-auser": (unsupported, "manager"),
-    "-Auser": (unsupported, "manager"),
+    "-Auser": (add_from_file("user"), "manager"),
     "-muser": (unsupported, "manager"),
-    "-Muser": (unsupported, "manager"),
-    "-duser": (d_none("user"), "manager"),
+    "-Muser": (modify_from_file("user"), "manager"),
+    "-duser": (delete("user", lambda a, n: None), "manager"),
     "-clearusage": (unsupported, "manager"),
     "-cq": (need_manager("cleaning a queue requires manager privileges"), None),
     "-km": (k_master, None),

@@ -95,7 +95,7 @@ class Qmaster:
         self.clock = clock
         self.spool = QmasterSpool(cell)
         self.config = ConfigState(self.spool, host)
-        self.share_usage = ShareUsage(self.spool)  # sge_share_tree(5): the tree and the users' usage
+        self.share_usage = ShareUsage(self.spool, self.config)  # sge_share_tree(5): the tree and the users' usage
         self.jobs: dict[int, Job] = {}
         self.last_job_id = 0
         self.execds: dict[str, ExecdLink] = {}  # the connected execds by host

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from minisge.formats import sched_conf, share_tree, user
+from minisge.qmaster.config_state import ConfigState
 from minisge.qmaster.job import RUNNING, Job, Task
 from minisge.qmaster.spool import QmasterSpool
 from minisge.scheduler import tickets
@@ -36,13 +37,17 @@ def _add(usage: Iterable[tuple[str, float]], more: Mapping[str, float]) -> tuple
 class ShareUsage:
     """The users' usage and the share tree, as the qmaster keeps and spools them."""
 
-    def __init__(self, spool: QmasterSpool):
+    def __init__(self, spool: QmasterSpool, config: ConfigState):
         self.spool = spool
-        self.users: dict[str, user.User] = {}
+        self.config = config  # its ``users``: the user objects (ConfigState.load reads them)
         self.tree: share_tree.ShareTree | None = None
 
+    @property
+    def users(self) -> Mapping[str, user.User]:
+        return self.config.users
+
     def load(self) -> None:
-        self.users = {n: user.parse(t, p) for n, (p, t) in self.spool.load_objects(SPOOL_KIND).items()}
+        """The share tree's spool file (the user objects are the configuration's)."""
         path = os.path.join(self.spool.dir, SHARETREE)
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
@@ -86,7 +91,7 @@ class ShareUsage:
             u = attrs.evolve(u, usage=_add(u.usage, more))
         os.makedirs(os.path.join(self.spool.dir, SPOOL_KIND), exist_ok=True)
         self.spool.write_object(SPOOL_KIND, owner, user.write_spool(u))
-        self.users[owner] = u
+        self.config.put_object(SPOOL_KIND, owner, u)
 
     def ticket_input(self, jobs: Mapping[int, Job], now: float, sc: sched_conf.SchedConf,
                      projects: Mapping[str, object], free_slots: int,
@@ -120,6 +125,8 @@ class ShareUsage:
                 continue
             for tid in sorted(job.pending):
                 pending.append(tickets.TicketTask(job.number, tid, running=False, **common))  # type: ignore[arg-type]
+        any_ot = any_ot or any(u.oticket for u in self.users.values()) or any(
+            int(getattr(p, "oticket", 0)) for p in projects.values())
         if policy.share_tree_tickets <= 0 and policy.functional_tickets <= 0 and not any_ot:
             return None
         user_usage: dict[tuple[str, str | None], dict[str, float]] = {}

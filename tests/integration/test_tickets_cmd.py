@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from cellutil import Cell, ensure_user
+from cellutil import Cell, ensure_user, script
 from golden import read_golden
 
 USERS = ("g5ta", "g5tb")
@@ -96,15 +96,59 @@ def test_two_users_with_equal_shares_who_flood_the_cell_get_equal_slots(cell):
     _tree(cell, 50, 50)
     _sched(cell, weight_tickets_share="10000", weight_ticket="10.0")
     n = 8
+    stamps = os.path.join(cell.work, "starts")
+    os.makedirs(stamps, exist_ok=True)
+    os.chmod(stamps, 0o1777)
     try:
         cell.run("qmod", "-d", "*")
-        jobs = {u: [cell.submit("-b", "y", "/bin/sleep", "0.2", user=u) for _ in range(n)] for u in USERS}
+        job_script = script(cell, "stamp.sh", f"#!/bin/sh\ndate +%s.%N > {stamps}/$JOB_ID.$USER\nsleep 0.2\n")
+        jobs = {u: [cell.submit("-o", "/dev/null", "-j", "y", job_script, user=u) for _ in range(n)]
+                for u in USERS}
         cell.run("qmod", "-e", "*")
-        last = max(max(j) for j in jobs.values())
         cell.wait_for(lambda: all(cell.records_of(j) for js in jobs.values() for j in js), what="all jobs ended")
-        starts = sorted((int(r[9]), int(r[5]), r[3]) for r in cell.accounting_records() if int(r[5]) <= last)
-        first_half = [owner for _start, _job, owner in starts[:n]]
-        assert abs(first_half.count(USERS[0]) - first_half.count(USERS[1])) <= 2, starts
+        starts = []
+        for name in os.listdir(stamps):
+            with open(os.path.join(stamps, name)) as f:
+                starts.append((float(f.read()), name.split(".", 1)[1]))
+        owners = [owner for _t, owner in sorted(starts)]
+        assert len(owners) == 2 * n
+        for k in range(2, 2 * n + 1, 2):  # after every pair of starts the users are even, give or take one
+            assert abs(owners[:k].count(USERS[0]) - owners[:k].count(USERS[1])) <= 2, owners
     finally:
         _sched(cell, weight_tickets_share="0", weight_ticket="0.010000")
         cell.run("qconf", "-dstree")
+
+
+def test_user_objects_and_their_override_and_functional_tickets(cell):
+    """qconf -Auser/-suser/-Muser/-duser; a user's oticket and fshare give its
+    pending jobs override and functional tickets (qstat -ext), and a job
+    that ended left its owner's usage in the user's spool file."""
+    a, b = USERS
+    cell.run("qconf", "-duser", a)  # made by an earlier test's finished jobs, if any
+    text = f"name {a}\noticket 300\nfshare 0\ndelete_time 0\ndefault_project NONE\n"
+    r = cell.run("qconf", "-Auser", _file(cell, "user_a", text))
+    assert (r.rc, r.err) == (0, f'root@master added "{a}" to user list\n'), r
+    assert cell.run("qconf", "-suser", a).out == text
+    assert a in cell.run("qconf", "-suserl").out.split()
+    job = cell.submit("-b", "y", "-N", "o1", "-l", "arch=g5none", "/bin/true", user=a)
+    other = cell.submit("-b", "y", "-N", "o2", "-l", "arch=g5none", "/bin/true", user=a)
+    try:
+        lines = {ln.split()[0]: ln.split() for ln in cell.run("qstat", "-ext", "-u", "*").out.splitlines()[2:]}
+        # shared override tickets: the first as if it ran next (300/1), the second after it (300/2)
+        assert (lines[str(job)][10], lines[str(other)][10]) == ("300", "150"), lines
+        _sched(cell, weight_tickets_functional="1000")
+        r = cell.run("qconf", "-Muser", _file(cell, "user_a2", text.replace("fshare 0", "fshare 10")))
+        assert (r.rc, r.err) == (0, f'root@master modified "{a}" in user list\n'), r
+        lines = {ln.split()[0]: ln.split() for ln in cell.run("qstat", "-ext", "-u", "*").out.splitlines()[2:]}
+        # functional: weight_user 1/4 of 1000 for the first, half that for the second (share_functional_shares)
+        assert (lines[str(job)][11], lines[str(other)][11]) == ("250", "125"), lines
+    finally:
+        cell.run("qdel", str(job), str(other))
+        _sched(cell, weight_tickets_functional="0")
+    done = cell.submit("-b", "y", "/bin/true", user=b)
+    cell.wait_records(done)
+    cell.wait_for(lambda: b in cell.run("qconf", "-suserl").out.split(), what="user object of b")
+    with open(os.path.join(cell.qmaster_spool, "users", b)) as f:
+        assert "finished_jobs=" in f.read()
+    r = cell.run("qconf", "-duser", a)
+    assert (r.rc, r.err) == (0, f'root@master removed "{a}" from user list\n'), r
