@@ -64,6 +64,18 @@ def test_pending_figures_of_8_1_9_for_the_captured_share_tree():
     assert got == expected
 
 
+def test_functional_and_override_figures_of_8_1_9():
+    """tests/golden/tickets/qstat_-ext.functional_override: a user with
+    oticket 300 and fshare 10, weight_tickets_functional 1000, two pending jobs."""
+    inp = TicketInput(policy=TicketPolicy(functional_tickets=1000), users={"u": Holder(fshare=10, oticket=300)})
+    figs = tickets.tickets([TicketTask(31, 1, "u", False), TicketTask(32, 1, "u", False)], inp)
+    nt, _default = tickets.job_ntckts(figs)
+    want = [ln.split() for ln in _golden("qstat_-ext.functional_override").splitlines()[2:]]
+    got = [[f"{nt[j]:.5f}", str(int(t.tickets)), "0", str(int(t.otickets)), str(int(t.ftickets)), str(int(t.stickets)),
+            f"{t.share:.2f}"] for (j, _tid), t in sorted(figs.items())]
+    assert got == [[w[2], *w[8:14]] for w in want]
+
+
 users = st.lists(st.tuples(st.integers(1, 100), st.integers(0, 4), st.integers(0, 4),
                            st.floats(0, 1e6, allow_nan=False)), min_size=1, max_size=6)
 
