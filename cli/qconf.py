@@ -211,7 +211,8 @@ EDIT = {"-aq": ("queue", "-Aq"), "-mq": ("-sq", "-Mq"), "-ap": ("pe", "-Ap"), "-
         "-ae": ("exechost", "-Ae"), "-me": ("exechost", "-Me"), "-ahgrp": ("hostgroup", "-Ahgrp"),
         "-mhgrp": ("-shgrp", "-Mhgrp"), "-mu": ("-su", "-Mu"), "-aprj": ("project", "-Aprj"),
         "-mprj": ("-sprj", "-Mprj"), "-arqs": ("rqs", "-Arqs"), "-mrqs": ("-srqs", "-Mrqs"),
-        "-mc": ("-sc", "-Mc"), "-msconf": ("-ssconf", "-Msconf")}
+        "-mc": ("-sc", "-Mc"), "-msconf": ("-ssconf", "-Msconf"), "-astree": ("sharetree", "-Astree"),
+        "-mstree": ("sharetree", "-Mstree")}
 
 
 class Exit(Exception):

@@ -1365,8 +1365,13 @@ def get_template(a: Admin, ans: Answer, args, text, path) -> None:
         "rqs": lambda n: resource_quota.write(resource_quota.ResourceQuotaSet(
             n, "NONE", True, (resource_quota.QuotaRule(limits=(resource_quota.Limit("slots", "0"),)),))),
     }
-    if kind not in makers:
+    if kind not in makers and kind != "sharetree":
         raise Refused(f"unknown object kind {kind}")
+    if kind == "sharetree":  # -astree, -mstree: the tree there is, else a root alone
+        tree = a.qm.share_usage.tree
+        ans.out.extend(_lines(share_tree.write(tree) if tree is not None
+                              else "id=0\nname=Root\ntype=0\nshares=1\nchildnodes=NONE\n"))
+        return
     if kind == "exechost" and name:
         edit = a.cfg.exec_hosts.get(a.resolve_host(name) or name)
         if edit is not None:  # -me HOST: the configuration without the reported values
@@ -1642,9 +1647,7 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-mckpt": (unsupported, "manager"),
     "-Mckpt": (unsupported, "manager"),
     "-dckpt": (d_none("checkpointing environment"), "manager"),
-    "-astree": (unsupported, "manager"),
     "-Astree": (put_sharetree, "manager"),
-    "-mstree": (unsupported, "manager"),
     "-Mstree": (put_sharetree, "manager"),
     "-dstree": (d_sharetree, "manager"),
     "-auser": (unsupported, "manager"),

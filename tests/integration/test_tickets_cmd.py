@@ -7,9 +7,10 @@ get equal slots."""
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
-from cellutil import Cell, ensure_user, script
+from cellutil import Cell, command_line, ensure_user, script
 from golden import read_golden
 
 USERS = ("g5ta", "g5tb")
@@ -59,6 +60,12 @@ def test_share_tree_commands_as_8_1_9(cell):
     _tree(cell, 75, 25)
     assert cell.run("qconf", "-sstree").out == read_golden("tickets/qconf_-sstree").text
     assert cell.run("qconf", "-sst").out == read_golden("tickets/qconf_-sst").text
+    # the editor form: the tree there is, changed by the editor (a sed script here), sent back
+    editor = _file(cell, "editor.sh", "#!/bin/sh\nsed -i 's/^shares=25$/shares=30/' \"$1\"\n")
+    os.chmod(editor, 0o755)
+    r = subprocess.run(command_line("qconf", "-mstree"), env=cell.env(EDITOR=editor), capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (0, "changed sharetree\n"), r
+    assert f"   {USERS[1]}=30\n" in cell.run("qconf", "-sst").out
     r = cell.run("qconf", "-dstree")
     assert (r.rc, r.err) == (0, "root@master removed sharetree list\n"), r
     assert cell.run("qconf", "-sstree").err == "no sharetree element\n"
