@@ -1400,12 +1400,35 @@ def s_not_one(kind: str) -> Callable:
 
 
 def no_sharetree(rc: int) -> Callable:
-    """``-sst``, ``-sstnode``, ``-rsstnode``, ``-mstnode``, ``-dstnode``: minisge keeps no share tree."""
+    """``-rsstnode``, ``-mstnode``, ``-dstnode``: 8.1.9's answer with no share
+    tree; with one, minisge does not edit single nodes (it says so)."""
 
     def run(a: Admin, ans: Answer, args, text, path) -> None:
+        if a.qm.share_usage.tree is not None:
+            unsupported(a, ans, args, text, path)
         raise Refused("No sharetree", rc=rc)
 
     return run
+
+
+def s_sharetree_node(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-sstnode node_path,...``: ``/path=shares`` of each node (a path of
+    names from below the root, ``/`` the root); with no tree ``No sharetree``."""
+    tree = a.qm.share_usage.tree
+    if tree is None:
+        raise Refused("No sharetree", rc=0)
+    _need(args, 1)
+    paths = {"/" + "/".join((*p[1:], n.name)) if d else "/": n for d, n, p in tree.walk()}
+    missing = []
+    for want in _names(args[0]):
+        key = "/" + want.strip("/") if want.strip("/") else "/"
+        node = paths.get(key)
+        if node is None:
+            missing.append(f'Unable to find "{want}" in sharetree')
+        else:
+            ans.out.append(f"{key}={node.shares}")
+    if missing:
+        raise Refused(*missing, rc=1)
 
 
 def _known_tree_name(a: Admin, name: str) -> bool:
@@ -1627,7 +1650,7 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-scal": (s_not_one("not a calendar"), None),
     "-sckpt": (s_not_one("not a checkpointing interface definition"), None),
     "-sst": (s_sharetree_indented, None),
-    "-sstnode": (no_sharetree(0), None),
+    "-sstnode": (s_sharetree_node, None),
     "-rsstnode": (no_sharetree(0), None),
     "-mstnode": (no_sharetree(0), None),
     "-dstnode": (no_sharetree(1), None),

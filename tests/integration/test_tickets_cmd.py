@@ -60,6 +60,9 @@ def test_share_tree_commands_as_8_1_9(cell):
     _tree(cell, 75, 25)
     assert cell.run("qconf", "-sstree").out == read_golden("tickets/qconf_-sstree").text
     assert cell.run("qconf", "-sst").out == read_golden("tickets/qconf_-sst").text
+    assert cell.run("qconf", "-sstnode", f"/{USERS[0]},/").out == f"/{USERS[0]}=75\n/=1\n"
+    r = cell.run("qconf", "-dstnode", f"/{USERS[0]}")
+    assert (r.rc, r.err) == (1, 'Unsupported: "-dstnode" is not supported in this version\n'), r
     # the editor form: the tree there is, changed by the editor (a sed script here), sent back
     editor = _file(cell, "editor.sh", "#!/bin/sh\nsed -i 's/^shares=25$/shares=30/' \"$1\"\n")
     os.chmod(editor, 0o755)
