@@ -31,6 +31,7 @@ from minisge.formats import (
     sge_conf,
     sge_pe,
     sge_types,
+    user,
     wc_queue,
 )
 from minisge.formats import complex as complex_fmt
@@ -89,7 +90,7 @@ def complex_list(lines: list[str], path: str) -> complex_fmt.ComplexList:
 OBJECT_PARSERS: dict[str, Callable[[str, str], Any]] = {
     "cqueues": queue_conf.parse, "pe": sge_pe.parse, "exec_hosts": host_conf.parse,
     "hostgroups": hostgroup.parse, "usersets": access_list.parse, "projects": project.parse,
-    "resource_quotas": resource_quota.parse, "centry": centry_text_to_line,
+    "resource_quotas": resource_quota.parse, "centry": centry_text_to_line, "users": user.parse,
 }
 
 
@@ -128,6 +129,7 @@ class ConfigState:
         self.hostgroups: dict[str, hostgroup.HostGroup] = {}
         self.usersets: dict[str, access_list.AccessList] = {}
         self.projects: dict[str, project.Project] = {}
+        self.users: dict[str, user.User] = {}  # user objects (qconf -Auser), with their share tree usage
         self.rqs: dict[str, resource_quota.ResourceQuotaSet] = {}
         self.complexes: complex_fmt.ComplexList = complex_fmt.ComplexList(())
         self.global_conf: sge_conf.Configuration = sge_conf.Configuration()
@@ -160,6 +162,7 @@ class ConfigState:
         self.hostgroups = objects["hostgroups"]
         self.usersets = objects["usersets"]
         self.projects = objects["projects"]
+        self.users = objects["users"]
         self.rqs = objects["resource_quotas"]
         self.complexes = complex_list(list(objects["centry"].values()), os.path.join(sp.dir, "centry"))
         p, t = sp.read_common("configuration")
@@ -277,7 +280,7 @@ class ConfigState:
         tables: dict[str, Mapping[str, Any]] = {
             "cqueues": self.cqueues, "pes": self.pes, "exec_hosts": self.exec_hosts,
             "hostgroups": self.hostgroups, "usersets": self.usersets, "projects": self.projects,
-            "rqs": self.rqs,
+            "rqs": self.rqs, "users": self.users,
         }
         return tables[store]
 
@@ -299,6 +302,8 @@ class ConfigState:
                 self.projects = table
             case "rqs":
                 self.rqs = table
+            case "users":
+                self.users = table
             case _:
                 raise KeyError(store)
 

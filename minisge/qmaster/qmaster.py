@@ -44,6 +44,7 @@ from minisge.qmaster.load_control import LoadControl
 from minisge.qmaster.outbox import ExecdLink, Outbox
 from minisge.qmaster.pe_tasks import PeTasks
 from minisge.qmaster.range_list import RangeList, TaskSelection
+from minisge.qmaster.share_usage import ShareUsage
 from minisge.qmaster.spool import QmasterSpool, SpoolError
 from minisge.qmaster.spool_backlog import SpoolBacklog
 from minisge.qmaster.unknown_hosts import UnknownHosts, stale_report
@@ -94,6 +95,7 @@ class Qmaster:
         self.clock = clock
         self.spool = QmasterSpool(cell)
         self.config = ConfigState(self.spool, host)
+        self.share_usage = ShareUsage(self.spool, self.config)  # sge_share_tree(5): the tree and the users' usage
         self.jobs: dict[int, Job] = {}
         self.last_job_id = 0
         self.execds: dict[str, ExecdLink] = {}  # the connected execds by host
@@ -125,6 +127,7 @@ class Qmaster:
     # ------------------------------------------------------------ loading
     def load(self) -> None:
         self.config.load()
+        self.share_usage.load()
         self.reservations.load()
         self.last_job_id = self.spool.read_jobseqnum()
         for path, data in self.spool.load_jobs():
@@ -265,9 +268,7 @@ class Qmaster:
         job_id = self.last_job_id + 1
         if job_id > 9999999:  # Grid Engine wraps its job ids
             job_id = 1
-        sc = self.config.sched_conf
-        warnings = submit_checks.policy_warnings(req, sc.max_reservation,
-                                                 sc.weight_tickets_functional + sc.weight_tickets_share)
+        warnings: list[str] = []
         if verify != "n":
             try:
                 warning = self.verify_job(req, job_id, owner, uid, gid, verify)
@@ -864,6 +865,7 @@ class Qmaster:
         with gc_paused():
             snap = self.config.snapshot(self.jobs, self.execds, now=now)
             snap = self.load_control.apply(snap)  # thresholds, subordination: states a A S, suspend/resume
+            snap = self.with_tickets(snap, now)
             if self.reservations.ars:
                 snap = dataclasses.replace(snap, reservations=self.reservations.snapshot())
             plan = scheduler.schedule(snap)
@@ -907,6 +909,19 @@ class Qmaster:
                 f.write("".join(line + "\n" for line in lines))
         except OSError as e:
             log.warning("cannot write the schedule file: %s", e)
+
+    def ticket_input(self, now: float, free_slots: int) -> tuple[Any, tuple[Any, ...]] | None:
+        """The ticket policies' input (sge_priority(5)) at ``now``: the share tree, usage, shares."""
+        return self.share_usage.ticket_input(self.jobs, now, self.config.sched_conf, self.config.projects,
+                                             free_slots, self.usage_of)
+
+    def with_tickets(self, snap: scheduler.Snapshot, now: float) -> scheduler.Snapshot:
+        """The snapshot with the ticket policies' input (ntckts of the dispatch order)."""
+        free = sum(max(0, qi.slots - qi.used) for qi in snap.qinstances)
+        found = self.ticket_input(now, free)
+        if found is None:
+            return snap
+        return dataclasses.replace(snap, tickets=found[0], ticket_tasks=found[1])
 
     def drop_unscheduled_immediate(self, started: set[int]) -> None:
         """qsub -now y (an immediate job): its one chance is the first pass
@@ -1054,6 +1069,8 @@ class Qmaster:
             *self.config.accounting_facts(job, task))
         if not (task.start_time < self.boot_time and accounting_writer.already_written(self.cell.accounting, record)):
             self.account(record)
+            self.share_usage.job_finished(job.owner, job.spec.get("project") or None, record.cpu, record.mem,
+                                          record.io, self.clock(), self.config.sched_conf)
         del job.tasks[task.task_id]
         if outcome.requeue and not task.delete_requested:
             # Rq and RESTARTED=1 only for a reschedule (exit 99); a re-queue after a

@@ -17,7 +17,7 @@ from minisge.qmaster.qmaster import Qmaster
 from minisge.qmaster.qstat_select import Selection, UnknownResource, parse_requests
 from minisge.qmaster.users import user_name
 from minisge.rules import core_binding
-from minisge.scheduler import job_order, schedd_message
+from minisge.scheduler import job_order, schedd_message, tickets
 
 
 def _considered(job: Job) -> bool:
@@ -31,7 +31,8 @@ def priorities(qm: Qmaster, now: float | None = None, detail: bool = True) -> di
     """Each job's priority figures (sge_priority(5)) for qstat -pri/-urg/-ext/-r,
     computed by :mod:`minisge.scheduler.job_order` exactly as the scheduler orders its
     pass: urgency normalized over the jobs the scheduler considers (not
-    held), ntckts 0.5 (no ticket policy), the weights of the scheduler
+    held), ntckts from the ticket policies (:mod:`minisge.scheduler.tickets`,
+    0.5 when none gives tickets), the weights of the scheduler
     configuration.  A held job shows 0 in every column but its per-request
     contributions (``qstat -r``, computed for every job as qstat does; not
     without ``detail``, when only ``prio`` is shown)."""
@@ -40,13 +41,22 @@ def priorities(qm: Qmaster, now: float | None = None, detail: bool = True) -> di
     cx = qm.config.complex_index
     pes = qm.config.pes
     considered = [job_facts(job, now) for job in qm.jobs.values() if _considered(job)]
-    figs = job_order.figures(considered, cx, pes, weights, now)
+    free = sum(max(0, qi.slots - qi.used) for qi in qm.config.snapshot(qm.jobs, qm.execds, now=now).qinstances)
+    found = qm.ticket_input(now, free)
+    figs_t = tickets.tickets(found[1], found[0]) if found is not None else {}
+    nt, nt_default = tickets.job_ntckts(figs_t) if found is not None else ({}, 0.5)
+    per_job: dict[int, tickets.Tickets] = {}
+    for (job_id, _tid), t in sorted(figs_t.items()):
+        per_job.setdefault(job_id, t)
+    figs = job_order.figures(considered, cx, pes, weights, now, nt, nt_default)
     out: dict[int, dict] = {}
     for f in considered:
         g = figs[f.job_id]
+        tk = per_job.get(f.job_id)
         out[f.job_id] = {"prio": g.prio, "nurg": g.nurg, "nppri": g.nppri, "ntckts": g.ntckts, "urg": g.urg,
                          "rrcontr": g.rrcontr, "wtcontr": g.wtcontr, "dlcontr": g.dlcontr,
-                         "deadline": int(f.deadline), "hard_resources": list(g.per_request)}
+                         "deadline": int(f.deadline), "hard_resources": list(g.per_request),
+                         **(_ticket_keys(tk) if tk is not None else {})}
     for job in qm.jobs.values():
         if job.number in out:
             continue
@@ -58,6 +68,12 @@ def priorities(qm: Qmaster, now: float | None = None, detail: bool = True) -> di
         out[job.number] = {"prio": 0.0, "nurg": 0.0, "nppri": 0.0, "ntckts": 0.0, "urg": 0.0,
                            "rrcontr": 0.0, "wtcontr": 0.0, "dlcontr": 0.0, "hard_resources": list(per_request)}
     return out
+
+
+def _ticket_keys(t: tickets.Tickets) -> dict[str, float]:
+    """qstat -ext's tckts otckt ftckt stckt share (8.1.9 prints the counts truncated)."""
+    return {"tickets": t.tickets, "otickets": t.otickets, "ftickets": t.ftickets, "stickets": t.stickets,
+            "share": t.share}
 
 
 def _task_state(job: Job, task: Task | None) -> str:
@@ -140,6 +156,12 @@ def _detail_keys(job: Job, figures: dict) -> dict:
         "nurg": figures.get("nurg", 0.0),
         "nppri": figures.get("nppri", 0.0),
         "ntckts": figures.get("ntckts", 0.0),
+        "tickets": figures.get("tickets", 0.0),
+        "override_tickets": int(s.get("override_tickets") or 0),
+        "otickets": figures.get("otickets", 0.0),
+        "ftickets": figures.get("ftickets", 0.0),
+        "stickets": figures.get("stickets", 0.0),
+        "share": figures.get("share", 0.0),
         "urg": figures.get("urg", 0.0),
         "rrcontr": figures.get("rrcontr", 0.0),
         "wtcontr": figures.get("wtcontr", 0.0),

@@ -21,6 +21,7 @@ from minisge.formats.access_list import AccessList
 from minisge.scheduler.complexes import ComplexIndex
 from minisge.scheduler.job_order import JobFacts, Weights
 from minisge.scheduler.quota import QuotaContext
+from minisge.scheduler.tickets import TicketInput, TicketTask
 
 #: a ``-pe`` request: the PE name (wildcards allowed) and its slot ranges ``((lo, hi), ...)``
 PeRequest = tuple[str, tuple[tuple[int, int], ...]]
@@ -178,6 +179,8 @@ class Snapshot:
     max_reservation: int = 0  # sched_conf(5): how many -R y jobs a pass reserves for
     duration_offset: float = 60.0  # sched_conf(5) params DURATION_OFFSET: added to every job's duration
     running_tasks: tuple[ScheduleEntry, ...] = ()  # when the running tasks free what they hold (reservation)
+    tickets: TicketInput | None = None  # the ticket policies' input (None: no tickets, ntckts 0.5)
+    ticket_tasks: tuple[TicketTask, ...] = ()  # running tasks, then pending ones in submission order
 
 
 @dataclass
