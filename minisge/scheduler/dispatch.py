@@ -108,6 +108,7 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
             plan.reasons.setdefault(task.job_id, reasons)
             continue
         plan.dispatches.append(placed)
+        book.grant_resource_maps(snap, task.requests, placed)
         book.debit_quotas(task, placed)
         for cqueue, host, _n in placed.granted:  # sge_split_queue_slots_free after a dispatch
             name = f"{cqueue}@{host}"

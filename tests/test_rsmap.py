@@ -1,0 +1,133 @@
+"""sge_rsmap(5): the RSMAP complex type -- its value in complex_values, and
+the scheduler granting named instances that no two running jobs share."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from minisge.formats import complex as complex_fmt
+from minisge.formats import host_conf, rsmap
+from minisge.formats.errors import FormatError
+from minisge.formats.sge_types import SpecifierError
+from minisge.scheduler import schedule
+from tests.scheduler_harness import complexes, host, pe, qi, snap, task
+
+GPU_LINE = "gpu                 gpu        RSMAP     <=    YES         YES        0        0\n"
+GPU_JOB_LINE = "gpu                 gpu        RSMAP     <=    YES         JOB        0        0\n"
+CX = complexes(GPU_LINE)
+
+
+# ---------------------------------------------------------------- the format
+
+
+def test_rsmap_line_is_read_and_written_back():
+    clist = complex_fmt.parse(complex_fmt.DEFAULT_COMPLEX_TEXT + GPU_LINE)
+    assert clist["gpu"].type is complex_fmt.ValueType.RSMAP
+    assert "gpu                 gpu        RSMAP     <=" in complex_fmt.write(clist)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("gpu gpu RSMAP <= YES NO 0 0", 'Complex "gpu" of type "RSMAP" must be a consumable'),
+    ("gpu gpu RSMAP >= YES YES 0 0", 'Consumable "gpu" can have only <= as an relational operator'),
+    ("gpu gpu RSMAP == YES YES 0 0", 'Consumable "gpu" can have only <= as an relational operator'),
+])
+def test_rsmap_must_be_a_consumable_with_le(line, message):
+    with pytest.raises(FormatError, match=message):
+        complex_fmt.parse(line + "\n")
+
+
+@pytest.mark.parametrize(("text", "ids"), [
+    ("2(0 1)", ("0", "1")),
+    ("2(GPU0 GPU1)", ("GPU0", "GPU1")),
+    ("4(0-3)", ("0", "1", "2", "3")),
+    ("3", ("0", "1", "2")),
+    ("0", ()),
+    ("4(0 0 1 1)", ("0", "0", "1", "1")),
+])
+def test_resource_map_values(text, ids):
+    assert rsmap.parse(text).ids == ids
+    assert rsmap.parse(rsmap.write(rsmap.parse(text))).ids == ids
+
+
+@pytest.mark.parametrize("text", ["2(0)", "1(0 1)", "x", "2(a,b)", "2(gpu0[memory=8G] gpu1)", "2(3-1)", "600"])
+def test_bad_resource_map_values_are_refused(text):
+    with pytest.raises(SpecifierError):
+        rsmap.parse(text)
+
+
+def test_host_complex_values_keep_an_id_list_with_blanks():
+    assert host_conf.parse_complex_values("complex_values", "h_vmem=4G,gpu=2(0 1)") == (
+        ("h_vmem", "4G"), ("gpu", "2(0 1)"))
+
+
+def test_cuda_visible_devices_only_for_device_indices():
+    assert rsmap.device_indices(["1", "0"]) == "1,0"
+    assert rsmap.device_indices(["0", "0"]) == "0"
+    assert rsmap.device_indices(["GPU0"]) is None
+
+
+# ---------------------------------------------------------------- the scheduler
+
+
+def gpu_host(value: str = "2(0 1)", used: tuple[str, ...] = ()):
+    consumed = {"gpu": float(len(used))} if used else {}
+    return {"h1": host("h1", values={"gpu": value}, consumed=consumed,
+                       rsmap_used={"gpu": used} if used else {})}
+
+
+def test_two_jobs_get_different_instances_and_a_third_waits():
+    p = schedule(snap([qi()], [task(job=j, requests={"gpu": "1"}) for j in (1, 2, 3)],
+                      hosts=gpu_host(), complexes=CX))
+    maps = {d.job_id: d.resource_maps for d in p.dispatches}
+    assert maps == {1: [{"gpu": ["0"]}], 2: [{"gpu": ["1"]}]}
+    assert p.reasons[3] == ['(-l gpu=1) cannot run at host "h1" because it offers only hc:gpu=0.000000']
+
+
+def test_instances_held_by_running_jobs_are_not_granted():
+    p = schedule(snap([qi()], [task(requests={"gpu": "1"})], hosts=gpu_host("2(GPU0 GPU1)", ("GPU0",)),
+                      complexes=CX))
+    assert p.dispatches[0].resource_maps == [{"gpu": ["GPU1"]}]
+
+
+def test_a_job_not_asking_gets_no_instance():
+    p = schedule(snap([qi()], [task()], hosts=gpu_host(), complexes=CX))
+    assert p.dispatches[0].resource_maps == []
+
+
+def test_pe_job_gets_instances_per_slot_on_each_host():
+    hosts = {h: host(h, values={"gpu": "2(0 1)"}) for h in ("h1", "h2")}
+    p = schedule(snap([qi(host="h1", slots=1, pe_list=("mpi",)), qi(host="h2", slots=2, pe_list=("mpi",))],
+                      [task(requests={"gpu": "1"}, pe=("mpi", ((3, 3),)))],
+                      hosts=hosts, complexes=CX, pes=[pe("mpi", "$fill_up")]))
+    d = p.dispatches[0]
+    assert {g[1]: m for g, m in zip(d.granted, d.resource_maps, strict=True)} == {
+        "h1": {"gpu": ["0"]}, "h2": {"gpu": ["0", "1"]}}
+
+
+def test_job_consumable_is_granted_once_on_the_master_host():
+    hosts = {h: host(h, values={"gpu": "2(0 1)"}) for h in ("h1", "h2")}
+    p = schedule(snap([qi(host="h1", slots=1, pe_list=("mpi",)), qi(host="h2", slots=2, pe_list=("mpi",))],
+                      [task(requests={"gpu": "2"}, pe=("mpi", ((3, 3),)))],
+                      hosts=hosts, complexes=complexes(GPU_JOB_LINE), pes=[pe("mpi", "$fill_up")]))
+    d = p.dispatches[0]
+    assert d.resource_maps[0] == {"gpu": ["0", "1"]}
+    assert all(not m for m in d.resource_maps[1:])
+
+
+@given(amount=st.integers(0, 6), asks=st.lists(st.integers(1, 3), max_size=8),
+       held=st.integers(0, 6), names=st.sampled_from(["idx", "named"]))
+def test_concurrent_jobs_never_share_an_instance(amount, asks, held, names):
+    ids = [str(i) if names == "idx" else f"GPU{i}" for i in range(amount)]
+    value = f"{amount}({' '.join(ids)})"
+    used = tuple(ids[:min(held, amount)])
+    p = schedule(snap([qi(slots=20)], [task(job=j + 1, requests={"gpu": str(n)}) for j, n in enumerate(asks)],
+                      hosts=gpu_host(value, used), complexes=CX))
+    granted = list(used)
+    for d in p.dispatches:
+        got = [i for m in d.resource_maps for i in m.get("gpu", [])]
+        n = int(next(t for t in asks[d.job_id - 1:d.job_id]))
+        assert len(got) == n
+        granted += got
+    assert len(granted) == len(set(granted)) <= amount
