@@ -29,7 +29,7 @@ def test_rsmap_line_is_read_and_written_back():
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("gpu gpu RSMAP <= YES NO 0 0", 'Complex "gpu" of type "RSMAP" must be a consumable'),
+    ("gpu gpu RSMAP <= YES NO 0 0", 'RSMAP complex "gpu" needs to be a consumable'),
     ("gpu gpu RSMAP >= YES YES 0 0", 'Consumable "gpu" can have only <= as an relational operator'),
     ("gpu gpu RSMAP == YES YES 0 0", 'Consumable "gpu" can have only <= as an relational operator'),
 ])

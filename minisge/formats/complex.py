@@ -348,7 +348,7 @@ def _check_resource_map(a: ComplexAttr) -> str | None:
     if a.type is not ValueType.RSMAP:
         return None
     if not a.is_consumable:
-        return f'Complex "{a.name}" of type "RSMAP" must be a consumable'
+        return f'RSMAP complex "{a.name}" needs to be a consumable'
     if a.relop is not Relop.LE:
         return f'Consumable "{a.name}" can have only <= as an relational operator'
     return None

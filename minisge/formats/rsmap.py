@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from attrs import frozen
 
@@ -73,25 +73,25 @@ def _expand(spec: str) -> list[str]:
     return [str(n) for n in range(lo, hi + 1)]
 
 
-def parse(text: str) -> ResourceMap:
-    """A resource map value (``2(0 1)``, ``4(0-3)``, ``4``); :class:`SpecifierError` if bad."""
+def parse(text: str, name: str = "") -> ResourceMap:
+    """A resource map value (``2(0 1)``, ``4(0-3)``, ``4``) of the map ``name``;
+    :class:`SpecifierError` in Open Cluster Scheduler's words if bad."""
     m = _VALUE.fullmatch(text)
     if m is None:
-        raise SpecifierError(f'"{text}" is not a resource map: amount(id id ...)')
+        raise SpecifierError(f'RSMAP "{name}" value "{text}" is not amount(id id ...)')
     amount = int(m.group(1))
     if m.group(2) is None:
         if amount > MAX_SHORT_FORM_IDS:
-            raise SpecifierError(
-                f'resource map "{text}": more than {MAX_SHORT_FORM_IDS} ids must be listed one by one')
+            raise SpecifierError(f'the RSMAP value "{text}" needs to define IDs')
         return ResourceMap(tuple(str(n) for n in range(amount)))
-    inner = m.group(2)
-    if "[" in inner or "]" in inner:
-        raise SpecifierError(f'resource map "{text}": characteristics of an id are not supported')
     ids: list[str] = []
-    for spec in inner.split():
+    for spec in m.group(2).split():
+        if "[" in spec or "]" in spec:
+            raise SpecifierError(f'RSMAP "{name}" id "{spec.partition("[")[0]}": '
+                                 "per-instance characteristics are not available in minisge")
         ids += _expand(spec)
     if len(ids) != amount:
-        raise SpecifierError(f'resource map "{text}": the amount {amount} is not the number of ids ({len(ids)})')
+        raise SpecifierError(f'RSMAP "{name}" value "{text}" has amount {amount} but {len(ids)} elements')
     return ResourceMap(tuple(ids))
 
 
@@ -118,3 +118,20 @@ def device_indices(ids: Sequence[str]) -> str | None:
     if not ids or not all(i.isdigit() for i in ids):
         return None
     return ",".join(dict.fromkeys(str(int(i)) for i in ids))
+
+
+def job_environment(granted: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """What a job learns of the instances granted on its host: ``SGE_HGR_<name>``
+    for each resource map (sge_rsmap(5), as Open Cluster Scheduler's execd
+    sets it) and, for a map whose name holds ``gpu`` and whose instances are
+    named by device index, ``CUDA_VISIBLE_DEVICES`` (minisge's own: Open
+    Cluster Scheduler leaves that to a prolog or wrapper)."""
+    env = {}
+    for name, ids in sorted(granted.items()):
+        if not ids:
+            continue
+        env[f"SGE_HGR_{name}"] = id_text(ids)
+        devices = device_indices(ids) if "gpu" in name.lower() else None
+        if devices is not None:
+            env["CUDA_VISIBLE_DEVICES"] = devices
+    return env

@@ -25,11 +25,13 @@ RESCHEDULING = "rescheduling"  # Rq: qmod -r, its run is being killed; pending o
 
 @attrs.define
 class Grant:
-    """Slots granted in one queue instance."""
+    """Slots granted in one queue instance, and the instances of each
+    resource map (sge_rsmap(5)) granted with them on its host."""
 
     cqueue: str
     host: str
     slots: int
+    resource_map: dict[str, list[str]] = attrs.field(factory=dict)
 
     @property
     def qinstance(self) -> str:
@@ -54,6 +56,15 @@ class Task:
     @property
     def suspended(self) -> bool:
         return bool(self.suspended_by)
+
+    def resource_map_on(self, host: str) -> dict[str, list[str]]:
+        """sge_rsmap(5): the instances of each resource map the task holds on ``host``."""
+        out: dict[str, list[str]] = {}
+        for g in self.granted:
+            if g.host == host:
+                for name, ids in g.resource_map.items():
+                    out.setdefault(name, []).extend(ids)
+        return out
 
     @property
     def slots(self) -> int:

@@ -35,6 +35,7 @@ from minisge.formats import (
     project,
     queue_conf,
     resource_quota,
+    rsmap,
     sched_conf,
     sge_conf,
     sge_pe,
@@ -495,8 +496,11 @@ def check_queue(a: Admin, conf) -> None:
                 raise Refused(f'Project "{n}" does not exist')
     for attr in ("complex_values", "load_thresholds", "suspend_thresholds"):
         for n in _decoded_names(conf, attr):
-            if a.cfg.complexes.get(n) is None:
+            found = a.cfg.complexes.get(n)
+            if found is None:
                 raise Refused(f'Complex attribute "{n}" does not exist')
+            if found.type.is_resource_map:  # sge_rsmap(5): "A resource map cannot be attached to a queue."
+                raise Refused(f'denied: RSMAP "{found.name}" cannot be attached to a queue, only to a host')
     for n in _decoded_names(conf, "subordinate_list"):
         if n == conf.qname:
             raise Refused(f'Cluster queue "{n}" can\'t get subordinated by itself')
@@ -527,6 +531,9 @@ def check_exechost(a: Admin, eh) -> None:
         problem = _value_problem(attr, value)
         if problem:
             raise Refused(problem)
+        if attr.type.is_resource_map and eh.hostname == "global":
+            raise Refused(f'denied: RSMAP "{attr.name}" can be attached to an execution host only, not to the '
+                          "global host (not supported by minisge)")
     for name, _factor in eh.load_scaling:  # 8.1.9 takes a shortcut too (and never scales by it)
         if a.cfg.complex_index.get(name) is None:
             raise Refused(f'denied: scaling attribute "{name}" is not configured for host "{eh.hostname}"')
@@ -547,6 +554,8 @@ def _value_problem(attr, value: str) -> str | None:
             sge_types.parse_memory(value)
         elif t == "TIME":
             sge_types.parse_time(value)
+        elif t == "RSMAP":
+            rsmap.parse(value, attr.name)
         elif t in ("INT", "DOUBLE"):
             sge_types.parse_number(value)
         elif t == "BOOL":
@@ -554,7 +563,9 @@ def _value_problem(attr, value: str) -> str | None:
                 raise SpecifierError(value)
         else:
             return None
-    except (SpecifierError, ValueError):
+    except (SpecifierError, ValueError) as err:
+        if t == "RSMAP":
+            return str(err)
         word = _TYPE_WORDS.get(t, "a")
         return f'attribute "{attr.name}" is not {word} value'
     return None
