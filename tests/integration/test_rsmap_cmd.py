@@ -1,0 +1,81 @@
+"""sge_rsmap(5) through the real daemons: a host offers gpu=2(0 1), jobs
+asking -l gpu=1 each get their own instance (SGE_HGR_gpu and
+CUDA_VISIBLE_DEVICES in their environment, qstat -j's resource_map line),
+a third waits with the consumable's reason, and a restarted qmaster keeps
+the grants."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from cellutil import Cell, ensure_user, script
+
+pytestmark = pytest.mark.root
+
+USER = "rsmapuser"
+GPU = "gpu gpu RSMAP <= YES YES 0 0\n"
+
+
+@pytest.fixture(scope="module")
+def cell():
+    ensure_user(USER)
+    c = Cell(slots=4).start()
+    try:
+        r = c.run("qconf", "-sc")
+        path = os.path.join(c.work, "complex.txt")
+        with open(path, "w") as f:
+            f.write(r.out + GPU)
+        r = c.run("qconf", "-Mc", path)
+        assert r.rc == 0, r
+        yield c
+    finally:
+        c.cleanup()
+
+
+def _env_job(c: Cell, go: str) -> str:
+    return script(c, "gpujob.sh", f"echo \"$SGE_HGR_gpu|$CUDA_VISIBLE_DEVICES\" > {c.work}/env.$JOB_ID\n"
+                                  f"while [ ! -e {go} ]; do sleep 0.1; done")
+
+
+def _granted(c: Cell, job: int) -> str:
+    path = os.path.join(c.work, f"env.{job}")
+    return c.wait_for(lambda: os.path.exists(path) and (s := open(path).read()) and s.strip(),
+                      what=f"job {job}'s environment")
+
+
+def test_qconf_refuses_bad_resource_maps(cell):
+    r = cell.run("qconf", "-mattr", "exechost", "complex_values", "gpu=2(0)", cell.host)
+    assert r.rc != 0 and 'RSMAP "gpu" value "2(0)" has amount 2 but 1 elements' in r.out + r.err, r
+    r = cell.run("qconf", "-mattr", "queue", "complex_values", "gpu=2", "all.q")
+    assert r.rc != 0 and "cannot be attached to a queue" in r.out + r.err, r
+
+
+def test_jobs_get_distinct_instances_a_third_waits_and_a_restart_keeps_them(cell):
+    r = cell.run("qconf", "-mattr", "exechost", "complex_values", "gpu=2(0 1)", cell.host)
+    assert r.rc == 0, r
+    assert "complex_values        gpu=2(0 1)" in cell.run("qconf", "-se", cell.host).out
+    go = os.path.join(cell.work, "go")
+    job_script = _env_job(cell, go)
+    first, second, third = (cell.submit("-l", "gpu=1", job_script, user=USER) for _ in range(3))
+    a, b = _granted(cell, first), _granted(cell, second)
+    assert sorted([a, b]) == ["0|0", "1|1"]
+    detail = cell.run("qstat", "-j", str(first)).out
+    assert f"resource_map  1:            gpu={cell.host}=({a[0]})\n" in detail, detail
+    cell.wait_for(lambda: "because it offers only hc:gpu=0.000000" in cell.run("qstat", "-j", str(third)).out,
+                  what="the third job's reason")
+    assert not os.path.exists(os.path.join(cell.work, f"env.{third}"))
+
+    cell.stop()
+    cell.start()
+    detail = cell.run("qstat", "-j", str(first)).out
+    assert f"resource_map  1:            gpu={cell.host}=({a[0]})\n" in detail, detail
+    cell.wait_for(lambda: "because it offers only hc:gpu=0.000000" in cell.run("qstat", "-j", str(third)).out,
+                  what="the third job still waits after the restart")
+
+    r = cell.run("qdel", str(first))
+    assert r.rc == 0, r
+    assert _granted(cell, third) == a  # the instance the first job held, and no other
+    open(go, "w").close()
+    for job in (second, third):
+        cell.wait_records(job)
