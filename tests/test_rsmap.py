@@ -131,3 +131,17 @@ def test_concurrent_jobs_never_share_an_instance(amount, asks, held, names):
         assert len(got) == n
         granted += got
     assert len(granted) == len(set(granted)) <= amount
+
+
+# ---------------------------------------------------------------- accounting(5)
+
+
+def test_the_resource_map_field_is_written_only_when_granted_and_read_back():
+    from minisge.formats.accounting import AccountingRecord, parse_line, write_line
+    plain = AccountingRecord(qname="all.q", hostname="h1", group="g", owner="u", job_name="j", job_number=1,
+                             category="-l h_rt=1:0:0")
+    assert write_line(plain).count(":") == 44 + 2  # the category's own colons
+    assert parse_line(write_line(plain)) == plain
+    granted = plain._replace(resource_map="gpu=h1=(0 1),gpu=h2=(GPU0)")
+    assert write_line(granted).endswith(":gpu=h1=(0 1),gpu=h2=(GPU0)\n")
+    assert parse_line(write_line(granted)) == granted

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from minisge.formats import queue_conf, rsmap, sge_types
+from minisge.formats import queue_conf, sge_types
 from minisge.formats.sched_conf import schedd_job_info_lists
 from minisge.output.qstat_out import compress_task_ids, compress_task_runs
 from minisge.output.resource_value import resource_text
@@ -509,15 +509,6 @@ def _typed_requests(qm: Qmaster, requests: Mapping[str, str] | None) -> list[lis
     return out
 
 
-def resource_map_text(task: Task) -> str | None:
-    """sge_rsmap(5): the instances a task holds, as Open Cluster Scheduler's
-    ``qstat -j`` shows them (``gpu=host1=(0 1),gpu=host2=(0)``); None: none."""
-    hosts = dict.fromkeys(g.host for g in task.granted)
-    parts = [f"{name}={host}=({rsmap.id_text(ids)})"
-             for host in hosts for name, ids in sorted(task.resource_map_on(host).items()) if ids]
-    return ",".join(parts) or None
-
-
 def binding_text(spec: str | None) -> str:
     """qsub -binding as ``qstat -j`` shows it: with its mode, ``set`` when
     none was given (8.1.9 on the peer: ``-binding linear:1`` shows
@@ -662,7 +653,7 @@ def detail_dict(job: Job, successors: Collection[int] = (), ad_successors: Colle
                 "io": 0.0,
                 **usage.get(t.task_id, {}),
                 "messages": [t.error_reason] if t.error_reason else [],
-                "resource_map": resource_map_text(t),
+                "resource_map": t.resource_map_text() or None,
             }
             for t in sorted(job.tasks.values(), key=lambda t: t.task_id)
         ],

@@ -79,3 +79,9 @@ def test_jobs_get_distinct_instances_a_third_waits_and_a_restart_keeps_them(cell
     open(go, "w").close()
     for job in (second, third):
         cell.wait_records(job)
+    # accounting(5): minisge's 46th field; qacct -j shows it after the category
+    assert cell.records_of(third)[0][-1] == f"gpu={cell.host}=({a[0]})"
+    r = cell.run("qacct", "-j", str(third))
+    assert f"resource_map gpu={cell.host}=({a[0]})\n" in r.out, r
+    r = cell.run("qacct", "-j", str(second))
+    assert f"resource_map gpu={cell.host}=({b[0]})\n" in r.out, r
