@@ -6,13 +6,16 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scheduler_harness import complexes, host, pe, qi, snap, task
 
 from minisge.formats import complex as complex_fmt
 from minisge.formats import host_conf, rsmap
+from minisge.formats import resource_quota as rq
+from minisge.formats.accounting import AccountingRecord, parse_line, write_line
 from minisge.formats.errors import FormatError
 from minisge.formats.sge_types import SpecifierError
-from minisge.scheduler import schedule
-from tests.scheduler_harness import complexes, host, pe, qi, snap, task
+from minisge.scheduler import Reservation, job_order, schedule
+from minisge.scheduler.quota import QuotaContext
 
 GPU_LINE = "gpu                 gpu        RSMAP     <=    YES         YES        0        0\n"
 GPU_JOB_LINE = "gpu                 gpu        RSMAP     <=    YES         JOB        0        0\n"
@@ -137,7 +140,6 @@ def test_concurrent_jobs_never_share_an_instance(amount, asks, held, names):
 
 
 def test_the_resource_map_field_is_written_only_when_granted_and_read_back():
-    from minisge.formats.accounting import AccountingRecord, parse_line, write_line
     plain = AccountingRecord(qname="all.q", hostname="h1", group="g", owner="u", job_name="j", job_number=1,
                              category="-l h_rt=1:0:0")
     assert write_line(plain).count(":") == 44 + 2  # the category's own colons
@@ -145,3 +147,29 @@ def test_the_resource_map_field_is_written_only_when_granted_and_read_back():
     granted = plain._replace(resource_map="gpu=h1=(0 1),gpu=h2=(GPU0)")
     assert write_line(granted).endswith(":gpu=h1=(0 1),gpu=h2=(GPU0)\n")
     assert parse_line(write_line(granted)) == granted
+
+
+# ---------------------------------------------------------------- as any consumable: urgency, quotas, reservations
+
+
+def test_urgency_counts_a_resource_map_request_as_a_number():
+    cx = {"slots": job_order.Urgency("slots", "INT", "1000"), "gpu": job_order.Urgency("gpu", "RSMAP", "100")}
+    total, per = job_order.resource_contribution((("gpu", "2"),), 1, cx)
+    assert per == (("gpu", "2", 200.0),) and total == 1200.0
+
+
+def test_a_quota_on_a_resource_map_limits_the_instances_a_user_gets():
+    rules = rq.parse("{\n   name         gpus\n   enabled      TRUE\n   limit        users {*} to gpu=1\n}\n")
+    p = schedule(snap([qi()], [task(job=j, requests={"gpu": "1"}) for j in (1, 2)], hosts=gpu_host(),
+                      complexes=CX, quotas=QuotaContext(sets=(rules,), complexes=CX)))
+    assert [d.job_id for d in p.dispatches] == [1]
+    assert "exceeds limit" in p.reasons[2][0]
+
+
+def test_jobs_in_and_out_of_a_reservation_never_share_an_instance():
+    now = 1_000_000.0
+    ar = Reservation(1, now, now + 600, (("all.q@h1", 1),), requests={"gpu": "1"})
+    p = schedule(snap([qi()], [task(job=1, requests={"gpu": "1"}, ar=1), task(job=2, requests={"gpu": "1"})],
+                      hosts=gpu_host(), complexes=CX, now=now, reservations=(ar,)))
+    got = sorted(i for d in p.dispatches for m in d.resource_maps for i in m["gpu"])
+    assert got == ["0", "1"]

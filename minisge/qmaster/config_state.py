@@ -114,13 +114,13 @@ def _bad_value_kind(attr: complex_fmt.ComplexAttr, value: str) -> str | None:
             sge_types.parse_time(value)
         elif t == "MEMORY":
             sge_types.parse_memory(value)
-        elif t in ("INT", "DOUBLE"):
+        elif t in ("INT", "DOUBLE", "RSMAP"):  # sge_rsmap(5): a request asks for a number of instances
             sge_types.parse_number(value)
         elif t == "BOOL":
             if value.lower() not in ("true", "false", "1", "0", "t", "f", "yes", "no", "y", "n"):
                 return "boolean"
     except sge_types.SpecifierError:
-        return {"TIME": "time", "MEMORY": "memory", "INT": "integer", "DOUBLE": "double"}[t]
+        return {"TIME": "time", "MEMORY": "memory", "INT": "integer", "DOUBLE": "double", "RSMAP": "integer"}[t]
     return None
 
 
