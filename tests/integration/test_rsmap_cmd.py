@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from cellutil import Cell, ensure_user, script
+from cellutil import BINARY, Cell, ensure_user, script
+from test_qrsh_cmd import SYSTEM_PYTHON, qrsh_for_jobs
 
 pytestmark = pytest.mark.root
 
@@ -85,3 +86,40 @@ def test_jobs_get_distinct_instances_a_third_waits_and_a_restart_keeps_them(cell
     assert f"resource_map gpu={cell.host}=({a[0]})\n" in r.out, r
     r = cell.run("qacct", "-j", str(second))
     assert f"resource_map gpu={cell.host}=({b[0]})\n" in r.out, r
+
+
+@pytest.mark.skipif(not BINARY and not os.access(SYSTEM_PYTHON, os.X_OK), reason="needs a Python the test user may run")
+def test_a_pe_job_gets_instances_per_host_and_its_slave_task_sees_its_host_s():
+    """Two execds posing as node1 (gpu=2(GPU0 GPU1)) and node2 (gpu=2(0 1)),
+    a tight PE of $round_robin: -pe tight 2 -l gpu=1 holds one instance on
+    each host; the master task sees node1's, a qrsh -inherit task on node2
+    sees node2's (and CUDA_VISIBLE_DEVICES, its names being indices)."""
+    c = Cell(host="master").start_roles(("node1", "node2"), slots=2)
+    try:
+        path = os.path.join(c.dir, "tight.pe")
+        with open(path, "w") as f:
+            f.write("pe_name tight\nslots 99\nuser_lists NONE\nxuser_lists NONE\nstart_proc_args NONE\n"
+                    "stop_proc_args NONE\nallocation_rule $round_robin\ncontrol_slaves TRUE\n"
+                    "job_is_first_task TRUE\nurgency_slots min\naccounting_summary FALSE\nqsort_args NONE\n")
+        for args in (("-Ap", path), ("-mattr", "queue", "pe_list", "tight", "all.q")):
+            r = c.run("qconf", *args)
+            assert r.rc == 0, r
+        r = c.run("qconf", "-sc")
+        complexes = os.path.join(c.work, "complex.txt")
+        with open(complexes, "w") as f:
+            f.write(r.out + GPU)
+        assert c.run("qconf", "-Mc", complexes).rc == 0
+        for node, value in (("node1", "gpu=2(GPU0 GPU1)"), ("node2", "gpu=2(0 1)")):
+            r = c.run("qconf", "-mattr", "exechost", "complex_values", value, node)
+            assert r.rc == 0, r
+        qrsh = qrsh_for_jobs(c)
+        out = os.path.join(c.work, "pe.out")
+        body = (f"#!/bin/sh\necho \"master $HOSTNAME $SGE_HGR_gpu|$CUDA_VISIBLE_DEVICES\"\n"
+                f"{qrsh} -inherit -nostdin node2 'echo \"slave $HOSTNAME $SGE_HGR_gpu|$CUDA_VISIBLE_DEVICES\"'\n")
+        job = c.submit("-pe", "tight", "2", "-l", "gpu=1", "-j", "y", "-o", out, user=USER, input=body)
+        c.wait_records(job)
+        with open(out) as f:
+            text = f.read()
+        assert "master node1 GPU0|\n" in text and "slave node2 0|0\n" in text, text
+    finally:
+        c.cleanup()
