@@ -65,6 +65,16 @@ def test_host_complex_values_keep_an_id_list_with_blanks():
         ("h_vmem", "4G"), ("gpu", "2(0 1)"))
 
 
+def test_a_long_id_list_is_broken_at_80_columns_and_read_back():
+    ids = " ".join(f"GPU{i}" for i in range(24))
+    text = ("hostname n1\nload_scaling NONE\ncomplex_values h_vmem=100G,gpu=24(" + ids + ")\nuser_lists NONE\n"
+            "xuser_lists NONE\nprojects NONE\nxprojects NONE\nusage_scaling NONE\nreport_variables NONE\n")
+    eh = host_conf.parse(text)
+    written = host_conf.write(eh)
+    assert max(len(line) for line in written.splitlines()) <= 80
+    assert host_conf.parse(written).complex_values == eh.complex_values == (("h_vmem", "100G"), ("gpu", f"24({ids})"))
+
+
 def test_cuda_visible_devices_only_for_device_indices():
     assert rsmap.device_indices(["1", "0"]) == "1,0"
     assert rsmap.device_indices(["0", "0"]) == "0"

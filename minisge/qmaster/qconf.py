@@ -543,6 +543,19 @@ def check_exechost(a: Admin, eh) -> None:
             raise Refused(f'Project "{n}" does not exist')
 
 
+def long_form_resource_maps(a: Admin, eh):
+    """sge_rsmap(5): a resource map is "stored and displayed" in its long
+    form (``gpu=4`` as ``gpu=4(0 1 2 3)``, ``4(0-3)`` likewise); ``eh``
+    passed :func:`check_exechost`."""
+    values = []
+    for name, value in eh.complex_values:
+        attr = a.cfg.complexes.get(name)
+        if attr is not None and attr.type.is_resource_map:
+            value = rsmap.write(rsmap.parse(value, attr.name))
+        values.append((name, value))
+    return attrs.evolve(eh, complex_values=tuple(values))
+
+
 _TYPE_WORDS = {"INT": "an integer", "DOUBLE": "a double", "MEMORY": "a memory", "TIME": "a time", "BOOL": "a boolean"}
 
 
@@ -676,6 +689,8 @@ def add_from_file(kind_name: str) -> Callable:
         if name in _store(a, kind):
             raise Refused(f'{kind.noun} "{name}" already exists')
         kind.check(a, model)
+        if kind_name == "exechost":
+            model = long_form_resource_maps(a, model)
         _put(a, kind, model)
         ans.err.append(a.added(name, kind.list_name))
 
@@ -694,7 +709,8 @@ def modify_from_file(kind_name: str) -> Callable:
             raise Refused(f'denied: {kind.noun} "{name}" does not exist')
         kind.check(a, model)
         if kind_name == "exechost":
-            model = attrs.evolve(model, load_values=(), processors=_store(a, kind)[name].processors)
+            model = attrs.evolve(long_form_resource_maps(a, model), load_values=(),
+                                 processors=_store(a, kind)[name].processors)
         _put(a, kind, model)
         ans.err.append(a.modified(name, kind.list_name))
 
@@ -1326,7 +1342,7 @@ def _flat_attr(a: Admin, ans: Answer, obj: str, mode, attr, value, target, path)
         raise Refused(_core(e, [attr]), f'error reading file: "{path}"') from e
     kind.check(a, new)
     if obj == "exechost":
-        new = attrs.evolve(new, load_values=(), processors=model.processors)
+        new = attrs.evolve(long_form_resource_maps(a, new), load_values=(), processors=model.processors)
     _put(a, kind, new)
     ans.out.extend(infos)
     ans.out.append(a.modified(name, kind.list_name))

@@ -50,6 +50,15 @@ def test_qconf_refuses_bad_resource_maps(cell):
     assert r.rc != 0 and 'RSMAP "gpu" value "2(0)" has amount 2 but 1 elements' in r.out + r.err, r
     r = cell.run("qconf", "-mattr", "queue", "complex_values", "gpu=2", "all.q")
     assert r.rc != 0 and "cannot be attached to a queue" in r.out + r.err, r
+    r = cell.run("qconf", "-mattr", "exechost", "complex_values", "gpu=1", "global")
+    assert r.rc != 0 and "global host" in r.out + r.err, r
+
+
+def test_qconf_keeps_a_resource_map_in_its_long_form(cell):
+    for value in ("gpu=3", "gpu=3(0-2)"):
+        r = cell.run("qconf", "-mattr", "exechost", "complex_values", value, cell.host)
+        assert r.rc == 0, r
+        assert "complex_values        gpu=3(0 1 2)\n" in cell.run("qconf", "-se", cell.host).out
 
 
 def test_jobs_get_distinct_instances_a_third_waits_and_a_restart_keeps_them(cell):
