@@ -27,6 +27,7 @@ from minisge.formats import (
     project,
     queue_conf,
     resource_quota,
+    rsmap,
     sched_conf,
     sge_conf,
     sge_pe,
@@ -672,7 +673,7 @@ class ConfigState:
             for layer in layers:
                 for k, v in layer.items():
                     try:
-                        out[k] = parse_number(str(v))
+                        out[k] = parse_number(rsmap.amount_text(str(v)))
                     except SpecifierError:
                         pass
             return out

@@ -75,6 +75,7 @@ def test_jobs_get_distinct_instances_a_third_waits_and_a_restart_keeps_them(cell
     cell.wait_for(lambda: "because it offers only hc:gpu=0.000000" in cell.run("qstat", "-j", str(third)).out,
                   what="the third job's reason")
     assert not os.path.exists(os.path.join(cell.work, f"env.{third}"))
+    assert "hc:gpu=0.000000" in cell.run("qhost", "-F", "gpu").out  # counted as any consumable
 
     cell.stop()
     cell.start()
