@@ -183,3 +183,24 @@ def test_jobs_in_and_out_of_a_reservation_never_share_an_instance():
                       hosts=gpu_host(), complexes=CX, now=now, reservations=(ar,)))
     got = sorted(i for d in p.dispatches for m in d.resource_maps for i in m["gpu"])
     assert got == ["0", "1"]
+
+
+@given(amounts=st.tuples(st.integers(0, 4), st.integers(0, 4)),
+       jobs=st.lists(st.tuples(st.integers(1, 2), st.integers(1, 3)), max_size=6))
+def test_pe_jobs_over_two_hosts_never_share_an_instance_and_get_what_they_book(amounts, jobs):
+    hosts = {h: host(h, values={"gpu": f"{n}({' '.join(f'{h}-{i}' for i in range(n))})"})
+             for h, n in zip(("h1", "h2"), amounts, strict=True)}
+    qis = [qi(host=h, slots=3, pe_list=("mpi",)) for h in hosts]
+    pending = [task(job=j + 1, requests={"gpu": str(ask)}, pe=("mpi", ((slots, slots),)))
+               for j, (ask, slots) in enumerate(jobs)]
+    p = schedule(snap(qis, pending, hosts=hosts, complexes=CX, pes=[pe("mpi", "$round_robin")]))
+    granted: dict[str, list[str]] = {"h1": [], "h2": []}
+    for d in p.dispatches:
+        ask = jobs[d.job_id - 1][0]
+        maps = d.resource_maps or [{} for _ in d.granted]
+        for (_cq, h, slots), m in zip(d.granted, maps, strict=True):
+            ids = m.get("gpu", [])
+            assert len(ids) == ask * slots and all(i.startswith(f"{h}-") for i in ids)
+            granted[h] += ids
+    for ids in granted.values():
+        assert len(ids) == len(set(ids))
