@@ -164,7 +164,6 @@ class Book:
         for i, (cqueue, host, slots) in enumerate(placed.granted):
             self.quota_ledger.debit(quota_request(task, cqueue, host, slots, placed.pe, i == 0))
 
-
     def grant_resource_maps(self, snap: Snapshot, requests: Mapping[str, str], placed: Dispatch) -> None:
         """sge_rsmap(5): which instances of each resource map a placed task
         gets on each of its queue instances' hosts -- as many as it books
