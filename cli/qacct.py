@@ -3,7 +3,12 @@
 ``qacct [-ar [id]] [-A [account]] [-b begin] [-d days] [-D [department]]
 [-e end] [-E] [-f acctfile] [-g [group]] [-h [host]] [-help]
 [-j [job_id|job_name|pattern]] [-l attr=val] [-m] [-o [owner]] [-u [owner]]
-[-pe [pe]] [-P [project]] [-q [queue]] [-slots [n]] [-t task_range]``
+[-pe [pe]] [-P [project]] [-q [queue]] [-slots [n]] [-t task_range]
+[-efficiency]``
+
+``-efficiency`` is minisge's own (not in 8.1.9's usage text, which -help
+prints unchanged): the records selected as a report per job of how well it
+used what it asked for (:mod:`minisge.output.efficiency`).
 
 Reads the accounting file directly, as Grid Engine's qacct does (no
 daemon): ``$SGE_ROOT/$SGE_CELL/common/accounting`` unless ``-f``.  Records
@@ -24,7 +29,7 @@ from collections.abc import Iterator
 
 from minisge.cell import Cell
 from minisge.formats import accounting
-from minisge.output import qacct_out
+from minisge.output import efficiency, qacct_out
 from minisge.protocol import catalogue
 from minisge.protocol.client import SAYS_LISTING, call
 
@@ -104,6 +109,7 @@ class Options:
         self.file: str | None = None
         self.requests: list[str] = []  # -l attr=val,...: the queue instances the jobs ran in must offer them
         self.help = False
+        self.efficiency = False  # -efficiency (minisge's own): the efficiency report
 
     @property
     def job_listing(self) -> bool:
@@ -258,6 +264,8 @@ def parse_args(argv: list[str]) -> Options:
             o.by_end_time = True
         elif a == "-m":
             o.master_only = True
+        elif a == "-efficiency":
+            o.efficiency = True
         elif a == "-help":
             o.help = True
             return o
@@ -496,6 +504,12 @@ def main(argv: list[str] | None = None) -> int:
     ignored = complexes.ignored if complexes is not None else 0
     if ignored:
         sys.stderr.write(f"{ignored} jobs ignored for accounting. Jobs' master queue no longer exists.\n")
+    if o.efficiency:  # the selected records as one report per job, then a total
+        sys.stdout.write(efficiency.format_efficiency(records))
+        if not matched and o.job_listing and not o.job_flag:
+            sys.stderr.write(_not_found(o))
+            return 1
+        return 0
     if o.job_listing:
         sys.stdout.write(qacct_out.format_qacct_jobs(records) + ("\n" if ignored else ""))
         if not matched and not o.job_flag:

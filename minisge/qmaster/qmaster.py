@@ -1007,6 +1007,7 @@ class Qmaster:
             await self.outbox.send(task.master.host, msg)
 
     async def start_task(self, job: Job, task: Task) -> None:
+        self.notify_waiters(job, event="started", task_id=task.task_id)  # qsub -sync r
         if task.master is None or task.master.host not in self.execds:
             return
         msg = self.config.start_message(job, task, self.spool.script_path(job.number))
@@ -1070,13 +1071,15 @@ class Qmaster:
         self.job_waiters.setdefault(job_id, []).append(send)
         return recv
 
-    def notify_waiters(self, job: Job, report: dict[str, Any] | None = None, event: str | None = None) -> None:
-        """Tell the waiting qsub -sync y / -now y of a task's end (``report``),
-        the job's end, or another ``event`` (``scheduled``)."""
+    def notify_waiters(self, job: Job, report: dict[str, Any] | None = None, event: str | None = None,
+                       task_id: int = 0) -> None:
+        """Tell the waiting qsub -sync y|r / -now y of a task's end (``report``),
+        the job's end, or another ``event``: ``scheduled`` (-now y), ``started``
+        (-sync r: task ``task_id`` was dispatched, its start message sent)."""
         for ch in self.job_waiters.get(job.number, []):
             try:
                 if event is not None:
-                    ch.send_nowait({"event": event})
+                    ch.send_nowait({"event": event, "task_id": task_id})
                     continue
                 if report is not None and not report.get("requeued"):
                     ch.send_nowait({"event": "task_end", "task_id": report["task_id"],
