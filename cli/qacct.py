@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterator
 
 from minisge.cell import Cell
+from minisge.formats import accounting
 from minisge.output import efficiency, qacct_out
 from minisge.protocol import catalogue
 from minisge.protocol.client import SAYS_LISTING, call
@@ -328,6 +329,9 @@ def parse_record(line: str) -> Record | None:
     fields = line.split(":")
     if len(fields) < _REQUIRED:
         return None
+    resource_map = ""
+    if len(fields) > len(FIELD_NAMES) and accounting.is_resource_map_field(fields[-1]):
+        resource_map = fields.pop()  # minisge's 46th field (sge_rsmap(5))
     if len(fields) > len(FIELD_NAMES):  # a ':' inside the category
         extra = len(fields) - len(FIELD_NAMES)
         fields = (fields[:_CATEGORY] + [":".join(fields[_CATEGORY:_CATEGORY + extra + 1])]
@@ -340,6 +344,7 @@ def parse_record(line: str) -> Record | None:
             record[name] = _number(text, name in _FLOATS)
     for name in FIELD_NAMES[len(fields):]:
         record[name] = "NONE" if name == "granted_pe" else ("" if name in _STRINGS else 0)
+    record["resource_map"] = resource_map
     return record
 
 

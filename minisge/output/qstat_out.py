@@ -834,7 +834,7 @@ def format_job_detail(job: Mapping[str, Any], scheduling_info: Sequence[str] = (
     ja_ad_predecessor_list ja_ad_successor_list [int] project ar_id
     array (start, end, step) task_concurrency context [(name, value)] binding
     job_type [str] (e.g. ["binary"]) and ``tasks``: [{task_number, running,
-    cpu, mem, io, vmem, maxvmem, binding, messages [str]}].
+    cpu, mem, io, vmem, maxvmem, binding, messages [str], resource_map (str|None)}].
     """
     j = job
     out = ["=" * 62 + "\n"]
@@ -977,6 +977,10 @@ def _task_usage(tasks: Sequence[Mapping[str, Any]]) -> str:
         # reset inside the loop).
         out.append(f"binding {int(task['task_number']):7d}:            "
                    f"{printable(task.get('binding') or 'NONE')}\n")
+    for task in running:
+        # sge_rsmap(5): Open Cluster Scheduler's "resource_map" line (8.1.9 has no RSMAP)
+        if task.get("resource_map"):
+            out.append(f"resource_map {int(task['task_number']):2d}:            {printable(task['resource_map'])}\n")
     for task in tasks:
         for k, message in enumerate(task.get("messages") or ()):
             label = "error reason" if k == 0 else " " * 12

@@ -828,6 +828,8 @@ _START = {
     "mailer": opt(Maybe(Str(MAX_PATH))),  # sge_conf(5) mailer, for qsub -m
     "rsh_command": opt(Maybe(Str(MAX_PATH))),  # sge_conf(5) rsh_command, for SGE_RSH_COMMAND of a tight PE
     "dispatched": opt(Num(0, 1e12)),  # when the qmaster dispatched this run: echoed in its end report
+    # sge_rsmap(5): the instances of each resource map granted on the receiving host (SGE_HGR_<name>)
+    "resource_map": opt(MapOf(NAME, ListOf(Str(MAX_NAME)))),
 }
 START = _op("start", QMASTER, "Start a task of a job (the job's request and its queue's settings).", _START)
 SIGNAL = _op("signal", QMASTER, "Send a signal to a task's job.", {**_TASK, "signal": opt(SIGNAL_NAME)})

@@ -27,6 +27,7 @@ from minisge.formats import (
     project,
     queue_conf,
     resource_quota,
+    rsmap,
     sched_conf,
     sge_conf,
     sge_pe,
@@ -72,6 +73,18 @@ def granted_master(task: Task) -> Grant:
     return m
 
 
+def resource_maps_held(jobs: Mapping[int, Job]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """sge_rsmap(5): the instances of each resource map the dispatched tasks
+    hold, per host (released when the task leaves the job)."""
+    held: dict[str, dict[str, list[str]]] = {}
+    for job in jobs.values():
+        for t in job.tasks.values():
+            for g in t.granted:
+                for name, ids in g.resource_map.items():
+                    held.setdefault(g.host, {}).setdefault(name, []).extend(ids)
+    return {h: {n: tuple(ids) for n, ids in maps.items()} for h, maps in held.items()}
+
+
 def _consumable_kind(attr: complex_fmt.ComplexAttr | None) -> Consumable | None:
     return attr.consumable if attr is not None else None
 
@@ -103,13 +116,13 @@ def _bad_value_kind(attr: complex_fmt.ComplexAttr, value: str) -> str | None:
             sge_types.parse_time(value)
         elif t == "MEMORY":
             sge_types.parse_memory(value)
-        elif t in ("INT", "DOUBLE"):
+        elif t in ("INT", "DOUBLE", "RSMAP"):  # sge_rsmap(5): a request asks for a number of instances
             sge_types.parse_number(value)
         elif t == "BOOL":
             if value.lower() not in ("true", "false", "1", "0", "t", "f", "yes", "no", "y", "n"):
                 return "boolean"
     except sge_types.SpecifierError:
-        return {"TIME": "time", "MEMORY": "memory", "INT": "integer", "DOUBLE": "double"}[t]
+        return {"TIME": "time", "MEMORY": "memory", "INT": "integer", "DOUBLE": "double", "RSMAP": "integer"}[t]
     return None
 
 
@@ -554,6 +567,7 @@ class ConfigState:
                     pe_used[t.granted_pe] = pe_used.get(t.granted_pe, 0) + t.slots
         qi_booked, host_booked, global_booked = self.booked_consumables(jobs)
         running_tasks = self.running_entries(jobs)
+        rsmap_used = resource_maps_held(jobs)
         qis = []
         for static in self._static_qinstances():
             name = static.name
@@ -568,7 +582,8 @@ class ConfigState:
                 continue
             hosts[h] = scheduler.HostInfo(name=h, load=self.scaled_load(h), values=dict(eh.complex_values),
                                           consumed=host_booked.get(h, {}), user_lists=eh.user_lists,
-                                          xuser_lists=eh.xuser_lists, projects=eh.projects, xprojects=eh.xprojects)
+                                          xuser_lists=eh.xuser_lists, projects=eh.projects, xprojects=eh.xprojects,
+                                          rsmap_used=rsmap_used.get(h, {}))
         pes = {
             n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule, tuple(pe.user_lists),
                             tuple(pe.xuser_lists), pe.job_is_first_task, pe.urgency_slots)
@@ -688,7 +703,7 @@ class ConfigState:
             for layer in layers:
                 for k, v in layer.items():
                     try:
-                        out[k] = parse_number(str(v))
+                        out[k] = parse_number(rsmap.amount_text(str(v)))
                     except SpecifierError:
                         pass
             return out
@@ -828,6 +843,7 @@ class ConfigState:
             "login_shells": list(self.global_conf.login_shells),
             "mailer": self.mailer(m.host),  # qsub -m: the execd sends the mails
             "rsh_command": self.rsh_command(m.host, task.granted_pe),
+            "resource_map": task.resource_map_on(m.host),  # sge_rsmap(5): SGE_HGR_<name> on this host
         }
 
     def rsh_command(self, host: str, pe_name: str | None) -> str | None:

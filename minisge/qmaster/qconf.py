@@ -36,6 +36,7 @@ from minisge.formats import (
     project,
     queue_conf,
     resource_quota,
+    rsmap,
     sched_conf,
     sge_conf,
     sge_pe,
@@ -498,8 +499,11 @@ def check_queue(a: Admin, conf) -> None:
                 raise Refused(f'Project "{n}" does not exist')
     for attr in ("complex_values", "load_thresholds", "suspend_thresholds"):
         for n in _decoded_names(conf, attr):
-            if a.cfg.complexes.get(n) is None:
+            found = a.cfg.complexes.get(n)
+            if found is None:
                 raise Refused(f'Complex attribute "{n}" does not exist')
+            if found.type.is_resource_map:  # sge_rsmap(5): "A resource map cannot be attached to a queue."
+                raise Refused(f'denied: RSMAP "{found.name}" cannot be attached to a queue, only to a host')
     for n in _decoded_names(conf, "subordinate_list"):
         if n == conf.qname:
             raise Refused(f'Cluster queue "{n}" can\'t get subordinated by itself')
@@ -530,6 +534,9 @@ def check_exechost(a: Admin, eh) -> None:
         problem = _value_problem(attr, value)
         if problem:
             raise Refused(problem)
+        if attr.type.is_resource_map and eh.hostname == "global":
+            raise Refused(f'denied: RSMAP "{attr.name}" can be attached to an execution host only, not to the '
+                          "global host (not supported by minisge)")
     for name, _factor in eh.load_scaling:  # 8.1.9 takes a shortcut too (and never scales by it)
         if a.cfg.complex_index.get(name) is None:
             raise Refused(f'denied: scaling attribute "{name}" is not configured for host "{eh.hostname}"')
@@ -537,6 +544,19 @@ def check_exechost(a: Admin, eh) -> None:
     for n in (*eh.projects, *eh.xprojects):
         if n not in a.cfg.projects:
             raise Refused(f'Project "{n}" does not exist')
+
+
+def long_form_resource_maps(a: Admin, eh):
+    """sge_rsmap(5): a resource map is "stored and displayed" in its long
+    form (``gpu=4`` as ``gpu=4(0 1 2 3)``, ``4(0-3)`` likewise); ``eh``
+    passed :func:`check_exechost`."""
+    values = []
+    for name, value in eh.complex_values:
+        attr = a.cfg.complexes.get(name)
+        if attr is not None and attr.type.is_resource_map:
+            value = rsmap.write(rsmap.parse(value, attr.name))
+        values.append((name, value))
+    return attrs.evolve(eh, complex_values=tuple(values))
 
 
 _TYPE_WORDS = {"INT": "an integer", "DOUBLE": "a double", "MEMORY": "a memory", "TIME": "a time", "BOOL": "a boolean"}
@@ -550,6 +570,8 @@ def _value_problem(attr, value: str) -> str | None:
             sge_types.parse_memory(value)
         elif t == "TIME":
             sge_types.parse_time(value)
+        elif t == "RSMAP":
+            rsmap.parse(value, attr.name)
         elif t in ("INT", "DOUBLE"):
             sge_types.parse_number(value)
         elif t == "BOOL":
@@ -557,7 +579,9 @@ def _value_problem(attr, value: str) -> str | None:
                 raise SpecifierError(value)
         else:
             return None
-    except (SpecifierError, ValueError):
+    except (SpecifierError, ValueError) as err:
+        if t == "RSMAP":
+            return str(err)
         word = _TYPE_WORDS.get(t, "a")
         return f'attribute "{attr.name}" is not {word} value'
     return None
@@ -670,6 +694,8 @@ def add_from_file(kind_name: str) -> Callable:
         if name in _store(a, kind):
             raise Refused(f'{kind.noun} "{name}" already exists')
         kind.check(a, model)
+        if kind_name == "exechost":
+            model = long_form_resource_maps(a, model)
         _put(a, kind, model)
         ans.err.append(a.added(name, kind.list_name))
 
@@ -688,7 +714,8 @@ def modify_from_file(kind_name: str) -> Callable:
             raise Refused(f'denied: {kind.noun} "{name}" does not exist')
         kind.check(a, model)
         if kind_name == "exechost":
-            model = attrs.evolve(model, load_values=(), processors=_store(a, kind)[name].processors)
+            model = attrs.evolve(long_form_resource_maps(a, model), load_values=(),
+                                 processors=_store(a, kind)[name].processors)
         if kind_name == "user":  # the usage is the qmaster's, not the file's
             old = _store(a, kind)[name]
             model = attrs.evolve(model, usage=old.usage, usage_time_stamp=old.usage_time_stamp,
@@ -1324,7 +1351,7 @@ def _flat_attr(a: Admin, ans: Answer, obj: str, mode, attr, value, target, path)
         raise Refused(_core(e, [attr]), f'error reading file: "{path}"') from e
     kind.check(a, new)
     if obj == "exechost":
-        new = attrs.evolve(new, load_values=(), processors=model.processors)
+        new = attrs.evolve(long_form_resource_maps(a, new), load_values=(), processors=model.processors)
     _put(a, kind, new)
     ans.out.extend(infos)
     ans.out.append(a.modified(name, kind.list_name))

@@ -886,7 +886,8 @@ class Qmaster:
                 task_id=d.task_id,
                 state=RUNNING,
                 start_time=now,
-                granted=[Grant(q, h, n) for (q, h, n) in d.granted],
+                granted=[Grant(q, h, n, dict(d.resource_maps[i]) if d.resource_maps else {})
+                         for i, (q, h, n) in enumerate(d.granted)],
                 granted_pe=d.pe or "",
                 restarted=job.restarted_pending.pop(d.task_id, 0),
             )

@@ -679,6 +679,7 @@ def detail_dict(job: Job, successors: Collection[int] = (), ad_successors: Colle
                 "io": 0.0,
                 **usage.get(t.task_id, {}),
                 "messages": [t.error_reason] if t.error_reason else [],
+                "resource_map": t.resource_map_text() or None,
             }
             for t in sorted(job.tasks.values(), key=lambda t: t.task_id)
         ],

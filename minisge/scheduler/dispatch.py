@@ -129,6 +129,7 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
             util.add(snap.now, snap.now + task_duration(snap, task),
                      amounts(snap, placed.granted, task.requests, placed.pe))
         plan.dispatches.append(placed)
+        book.grant_resource_maps(snap, task.requests, placed)
         book.debit_quotas(task, placed)
         for cqueue, host, _n in placed.granted:  # sge_split_queue_slots_free after a dispatch
             name = f"{cqueue}@{host}"

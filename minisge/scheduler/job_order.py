@@ -64,7 +64,7 @@ PRIORITY_OFFSET = 1024  # JB_priority = -p + 1024
 PRIORITY_RANGE = 2048.0  # sge_do_priority normalizes over 0..2048
 EPSILON = 1e-11  # SGE_EPSILON
 RANGE_INFINITY = 9999999
-_NUMERIC = ("INT", "DOUBLE", "MEMORY", "TIME", "BOOL")
+_NUMERIC = ("INT", "DOUBLE", "MEMORY", "TIME", "BOOL", "RSMAP")
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,8 @@ class HostInfo:
     xuser_lists: tuple[str, ...] = ()
     projects: tuple[str, ...] = ()
     xprojects: tuple[str, ...] = ()
+    # sge_rsmap(5): the instances of each resource map the running jobs hold here
+    rsmap_used: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,8 @@ class Dispatch:
     task_id: int
     granted: list[tuple[str, str, int]]
     pe: str | None = None
+    # sge_rsmap(5): per entry of ``granted``, the instances of each resource map granted there
+    resource_maps: list[dict[str, list[str]]] = field(default_factory=list)
 
 
 @dataclass
