@@ -315,7 +315,8 @@ def qhost_view(hosts: Sequence[Mapping[str, Any]], show_queues: bool, show_jobs:
         values = host.get("values") or {}
         h: dict[str, Any] = {"name": str(host["name"]), "arch_string": values.get("arch")}
         for key in _HOST_NUMBERS:
-            h[key] = _load_number(values.get(key))
+            number = _load_number(values.get(key))
+            h[key] = round(number) if number is not None and key.startswith(("mem_", "swap_")) else number
         if with_resources:
             h["resources"] = [{"name": n, "value": v, "dominance": d}
                               for d, n, v in host.get("resources") or ()]
