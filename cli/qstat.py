@@ -226,8 +226,12 @@ def with_defaults(argv: list[str], defaults: list[str]) -> list[str]:
     """The command line followed by the default options it does not give
     itself (qstat.c: an option on the command line replaces every
     occurrence of the same option in the files)."""
-    given = {g[0] for g in option_groups(argv)}
-    return argv + [w for g in option_groups(defaults) if g[0] not in given for w in g]
+    given = {_FORMAT_OPTIONS.get(g[0], g[0]) for g in option_groups(argv)}
+    return argv + [w for g in option_groups(defaults) if _FORMAT_OPTIONS.get(g[0], g[0]) not in given for w in g]
+
+
+#: -fmt, -xml and -json are one option for the default files: the command line's replaces the files'
+_FORMAT_OPTIONS = {"-xml": "-fmt", "-json": "-fmt"}
 
 
 def _home() -> str | None:

@@ -17,6 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_qstat_out import HO_Q, array_jobs, first_jobs, pe_array_jobs
 
+from minisge.cli import qacct as qacct_cli
+from minisge.cli import qhost as qhost_cli
+from minisge.cli import qquota as qquota_cli
+from minisge.cli import qstat as qstat_cli
 from minisge.output import json_views, qstat_out
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,3 +131,22 @@ def test_every_schema_is_in_minisge_json_5():
         page = f.read().replace("\\-", "-")
     for path in json_views.SCHEMAS.values():
         assert os.path.basename(path) in page, path
+
+
+def test_fmt_and_its_synonyms_on_each_command_line_the_last_counts():
+    assert (qstat_cli.parse_args(["-fmt", "json"]).json, qstat_cli.parse_args(["-json", "-xml"]).json) == (True, False)
+    assert "-xml" in qstat_cli.parse_args(["-json", "-fmt", "xml"]).flags
+    assert "-xml" not in qstat_cli.parse_args(["-xml", "-fmt", "plain"]).flags
+    # an option of the command line replaces the default files' (sge_qstat(5)): -xml, -json and -fmt are one
+    assert qstat_cli.with_defaults(["-xml"], ["-fmt", "json", "-u", "x"]) == ["-xml", "-u", "x"]
+    assert qstat_cli.parse_args(qstat_cli.with_defaults([], ["-json"])).json
+    assert [qhost_cli.parse_args(a).fmt for a in (["-fmt", "json"], ["-json", "-xml"], [])] == ["json", "xml", "plain"]
+    assert qquota_cli.parse_args(["-fmt", "json"])["json"] and qquota_cli.parse_args(["-json", "-xml"])["xml"]
+    assert qacct_cli.parse_args(["-j", "3", "-fmt", "json"]).json and qacct_cli.parse_args(["-json"]).json
+    for bad in (qstat_cli.CommandLineError, qhost_cli.CommandLineError):
+        with pytest.raises(bad):
+            (qstat_cli if bad is qstat_cli.CommandLineError else qhost_cli).parse_args(["-fmt", "yaml"])
+    with pytest.raises(qquota_cli.Usage):
+        qquota_cli.parse_args(["-fmt", "yaml"])
+    with pytest.raises(qacct_cli.Usage):
+        qacct_cli.parse_args(["-fmt", "xml"])  # qacct has no XML
