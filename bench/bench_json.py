@@ -16,6 +16,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -55,6 +56,8 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=15)
     args = ap.parse_args()
 
+    # a timeout's SIGTERM still stops the cell (the finally below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     tmp = tempfile.mkdtemp(prefix="minisge-bench-json-")
     env = dict(os.environ, SGE_ROOT=os.path.join(tmp, "root"))
     for k in ("SGE_CELL", "SGE_QMASTER_PORT", "SGE_EXECD_PORT"):
