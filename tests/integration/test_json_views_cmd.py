@@ -92,6 +92,9 @@ def test_the_views_say_what_the_text_says_and_escape_what_needs_it(cell):
     held = cell.submit("-h", "-N", ODD_NAME, "-A", ODD_ACCOUNT, "-v", ODD_ENV, "-b", "y", "/bin/echo",
                        *ODD_ARGS, user=USER)
     array = cell.submit("-h", "-t", "1-5:2", "-N", "arr", "-b", "y", "/bin/true", user=USER)
+    rich = cell.submit("-h", "-pe", "smp", "1-2", "-l", "h_rt=100", "-hold_jid", str(held), "-ac", "k=v,e",
+                       "-t", "1-3", "-tc", "2", "-p", "-5", "-o", "/tmp/out", "-r", "y", "-m", "e", "-M", "a@b",
+                       "-notify", "-R", "y", "-j", "y", "-S", "/bin/sh", "-b", "y", "/bin/true", user=USER)
     done = cell.submit("-N", ODD_NAME, "-A", ODD_ACCOUNT, "-b", "y", "/bin/true", user=USER)
     running = cell.submit("-N", "sleeper", "-b", "y", "/bin/sleep", "60", user=USER)
     cell.wait_records(done)
@@ -108,7 +111,7 @@ def test_the_views_say_what_the_text_says_and_escape_what_needs_it(cell):
     assert by_number[running]["start_time"].endswith("Z")
 
     ext = run_json(cell, "qstat", "qstat", "-u", "*", "-ext", "-urg", "-pri", "-r", "-json")
-    assert {j["job_number"] for j in ext["jobs_pending"]} == {held, array}
+    assert {j["job_number"] for j in ext["jobs_pending"]} == {held, array, rich}
     assert all("ntix" in j and "urg" in j and "hard_request" in j for j in ext["jobs_pending"])
     expanded = run_json(cell, "qstat", "qstat", "-u", "*", "-g", "d", "-fmt", "json")
     assert [j["ja_task_ids"] for j in expanded["jobs_pending"] if j["job_number"] == array] == ["1", "3", "5"]
@@ -124,6 +127,13 @@ def test_the_views_say_what_the_text_says_and_escape_what_needs_it(cell):
     assert details[held]["account"] == ODD_ACCOUNT
     assert {"name": "ODD", "value": ODD_ENV.split("=", 1)[1]} in details[held]["env_list"]
     assert [t["running"] for t in details[running]["tasks"]] == [True]
+    (r,) = run_json(cell, "qstat-job", "qstat", "-j", str(rich), "-fmt", "json")["jobs"]
+    pe_line = [ln for ln in cell.run("qstat", "-j", str(rich)).out.splitlines() if ln.startswith("parallel env")]
+    assert pe_line == [f"parallel environment:  smp range: {r['pe']['range']}"] and r["pe"]["name"] == "smp"
+    assert (r["job_array_tasks"], r["task_concurrency"], r["priority"]) == ({"start": 1, "end": 3, "step": 1}, 2, -5)
+    assert (r["jid_predecessor_list"], r["notify"], r["reserve"], r["merge_stderr"], r["restart"]) == (
+        [held], True, True, True, True)
+    assert {"name": "k", "value": "v"} in r["context"] and r["stdout_path_list"] == [{"host": None, "path": "/tmp/out"}]
 
     hosts = run_json(cell, "qhost", "qhost", "-q", "-j", "-F", "-fmt", "json")
     (host,) = [h for h in hosts["hosts"] if h["name"] == cell.host]
@@ -142,7 +152,7 @@ def test_the_views_say_what_the_text_says_and_escape_what_needs_it(cell):
     assert (record["job_name"], record["account"], record["owner"]) == (ODD_NAME, ODD_ACCOUNT, USER)
     assert (record["failed"], record["exit_status"], record["task_number"]) == (0, 0, None)
     assert run_json(cell, "qacct", "qacct", "-j", "4711", "-json", rc=1)["jobs"] == []
-    cell.run("qdel", str(held), str(array), str(running))
+    cell.run("qdel", str(held), str(array), str(running), str(rich))
 
 
 def test_help_lists_fmt_and_a_bad_format_is_refused(cell):
