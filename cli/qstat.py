@@ -3,14 +3,15 @@
 ``qstat [-ext] [-explain a|c|A|E] [-f] [-F [res,...]] [-g c|d|t] [-help]
 [-j [job_list]] [-l res_list] [-ne] [-ncb] [-pe pe_list] [-q wc_queue_list]
 [-qs states] [-r] [-s states] [-t] [-u user_list] [-U user_list] [-urg]
-[-pri] [-xml]``
+[-pri] [-xml] [-fmt plain|json|xml]``
 
 The qmaster sends plain dicts (``op`` ``qstat``, ``qstat_full``,
 ``job_detail``, see :mod:`minisge.qmaster.views`); the qmaster selects for
 ``-l`` and ``-U`` (:mod:`minisge.qmaster.qstat_select`: it knows the complex
 list and the access lists), this module for ``-s``, ``-q``, ``-qs``,
 ``-pe``, ``-ne``, and prints them with
-:mod:`minisge.output.qstat_out`.  Standard library, the client, the output
+:mod:`minisge.output.qstat_out` (``-fmt json``, ``-json``:
+:mod:`minisge.output.json_views`).  Standard library, the client, the output
 module and :mod:`minisge.formats.wc_queue` only (no trio, no attrs), so that it
 starts as fast as the interpreter.
 """
