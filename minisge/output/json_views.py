@@ -160,9 +160,7 @@ def qstat_view(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | None,
                opts: qstat_out.Options, finished: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """``qstat -fmt json``: the job lines of :func:`qstat_out.format_job_list`."""
     opts.full = False
-    names = list(queues) if queues is not None else qstat_out.default_queue_order(
-        q for job in jobs for task in (job.get("tasks") or [job])
-        for q, _ in qstat_out.granted_queues(task, job))
+    names = qstat_out.listing_queue_order(jobs, queues)
     doc = _head("qstat")
     doc["jobs_running"] = _job_rows((r for _, r in qstat_out.running_rows(jobs, names, opts)), opts, "running")
     doc["jobs_pending"] = _job_rows(qstat_out.pending_rows(jobs, opts), opts, "pending")

@@ -286,9 +286,17 @@ def _is_running(task: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
     return bool(granted_queues(task, job))
 
 
-def default_queue_order(names: Iterable[str]) -> list[str]:
+def _default_queue_order(names: Iterable[str]) -> list[str]:
     """Queue instances sorted by cluster queue, then host (seq_no all 0)."""
     return sorted(set(names), key=lambda n: tuple(n.split("@", 1)) if "@" in n else (n, ""))
+
+
+def listing_queue_order(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | None) -> list[str]:
+    """The order of the running lines of a listing: ``queues`` as given, or
+    the queue instances the jobs run in, by cluster queue then host."""
+    if queues is not None:
+        return [str(q) for q in queues]
+    return _default_queue_order(q for job in jobs for task in _tasks(job) for q, _ in granted_queues(task, job))
 
 
 def running_rows(jobs: Sequence[Mapping[str, Any]], queue_names: Sequence[str],
@@ -564,8 +572,7 @@ def format_job_list(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | N
     """
     opts = _options(opts, switches)
     opts.full = False
-    names = list(queues) if queues is not None else default_queue_order(
-        q for job in jobs for task in _tasks(job) for q, _ in granted_queues(task, job))
+    names = listing_queue_order(jobs, queues)
     rows = [row for _, row in running_rows(jobs, names, opts)]
     rows += pending_rows(jobs, opts)
     rows += finished_rows(finished)
@@ -761,8 +768,7 @@ def format_xml(jobs: Sequence[Mapping[str, Any]], queues: Sequence[Mapping[str, 
         for queue in qdicts:
             out.append(_xml_queue(queue, (r for q, r in running if q == queue["name"]), opts))
     else:
-        names = [str(q) for q in queues] if queues is not None else default_queue_order(
-            q for job in jobs for task in _tasks(job) for q, _ in granted_queues(task, job))
+        names = listing_queue_order(jobs, [str(q) for q in queues] if queues is not None else None)
         out.extend(_xml_job(r, opts, "    ", "running")
                    for _, r in running_rows(jobs, names, opts))
     out.append("  </queue_info>\n  <job_info>\n")
