@@ -115,6 +115,14 @@ def test_whatever_a_user_writes_the_document_is_valid_json_and_keeps_it(name, ar
             name, [arg], account)
 
 
+def test_infinite_values_stay_valid_json():
+    rows = [{"rule": "q/1", "resource": "h_vmem", "limit": "INFINITY", "value": None, "filter": "", "filters": []}]
+    assert printed(json_views.qquota_view(rows), "qquota")["quota_usage"][0]["max"] == "INFINITY"
+    host = {"name": "vm", "values": {"arch": "lx-amd64", "mem_total": "infinity", "load_avg": "inf"}}
+    (h,) = printed(json_views.qhost_view([host], False, False, False), "qhost")["hosts"]
+    assert (h["mem_total"], h["load_avg"]) == (None, None)
+
+
 def test_an_accounting_record_fits_its_schema():
     record = {"qname": "all.q", "hostname": "vm", "group": "sgetest", "owner": "sgetest", "job_name": 'a"b',
               "job_number": 12, "account": "sge", "priority": 0, "submission_time": 1795308728,

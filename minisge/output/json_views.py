@@ -25,6 +25,7 @@ is no UTF-8 is escaped as ``\\udcXX``).  Standard library only.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -67,6 +68,8 @@ def _number(value: Any) -> float | int | None:
         number = float(value)
     except (TypeError, ValueError):
         return None
+    if not math.isfinite(number):
+        return None  # JSON has no infinity: the caller keeps the text where it has one
     return int(number) if number.is_integer() and abs(number) < 2**53 else number
 
 
