@@ -3,7 +3,12 @@
 ``qacct [-ar [id]] [-A [account]] [-b begin] [-d days] [-D [department]]
 [-e end] [-E] [-f acctfile] [-g [group]] [-h [host]] [-help]
 [-j [job_id|job_name|pattern]] [-l attr=val] [-m] [-o [owner]] [-u [owner]]
-[-pe [pe]] [-P [project]] [-q [queue]] [-slots [n]] [-t task_range]``
+[-pe [pe]] [-P [project]] [-q [queue]] [-slots [n]] [-t task_range]
+[-efficiency]``
+
+``-efficiency`` is minisge's own (not in 8.1.9's usage text, which -help
+prints unchanged): the records selected as a report per job of how well it
+used what it asked for (:mod:`minisge.output.efficiency`).
 
 Reads the accounting file directly, as Grid Engine's qacct does (no
 daemon): ``$SGE_ROOT/$SGE_CELL/common/accounting`` unless ``-f``.  Records
@@ -23,7 +28,7 @@ import time
 from collections.abc import Iterator
 
 from minisge.cell import Cell
-from minisge.output import json_views, qacct_out
+from minisge.output import efficiency, json_views, qacct_out
 from minisge.protocol import catalogue
 from minisge.protocol.client import SAYS_LISTING, call
 
@@ -109,6 +114,7 @@ class Options:
         self.requests: list[str] = []  # -l attr=val,...: the queue instances the jobs ran in must offer them
         self.help = False
         self.json = False  # -fmt json, -json
+        self.efficiency = False  # -efficiency (minisge's own): the efficiency report
 
     @property
     def job_listing(self) -> bool:
@@ -270,6 +276,8 @@ def parse_args(argv: list[str]) -> Options:
             o.by_end_time = True
         elif a == "-m":
             o.master_only = True
+        elif a == "-efficiency":
+            o.efficiency = True
         elif a == "-help":
             o.help = True
             return o
@@ -514,6 +522,12 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         sys.stdout.buffer.write(json_views.dumps(json_views.qacct_view(records)))
         if not matched:
+            sys.stderr.write(_not_found(o))
+            return 1
+        return 0
+    if o.efficiency:  # the selected records as one report per job, then a total
+        sys.stdout.write(efficiency.format_efficiency(records))
+        if not matched and o.job_listing and not o.job_flag:
             sys.stderr.write(_not_found(o))
             return 1
         return 0

@@ -100,6 +100,6 @@ def test_sge_rsh_command():
 def test_R_and_js_say_not_yet_only_where_8_1_9_would_act():
     # the defaults (max_reservation 0, ticket weights 0): 8.1.9 does nothing with them either
     assert submit_checks.policy_warnings({"reserve": True, "job_share": 10}, 0, 0) == []
-    assert submit_checks.policy_warnings({"reserve": True}, 10, 0) == [submit_checks.RESERVATION_NOT_YET]
+    assert submit_checks.policy_warnings({"reserve": True}, 10, 0) == []  # -R y is acted on: no warning
     assert submit_checks.policy_warnings({"job_share": 10}, 0, 1000) == [submit_checks.JOB_SHARE_NOT_YET]
     assert submit_checks.policy_warnings({"reserve": False, "job_share": 0}, 10, 1000) == []

@@ -142,6 +142,14 @@ def _ctime(epoch: float) -> str:
     return time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(int(epoch)))
 
 
+def reservation_message(start: float, granted: Iterable[tuple[str, str, int]]) -> str:
+    """``qstat -j``'s scheduling info line of a ``-R y`` job the last pass
+    reserved for (minisge's own: 8.1.9's ``qstat -j`` does not say it; its
+    schedule file does): when it is to start and where."""
+    where = ",".join(f"{cqueue}@{host}={n}" for cqueue, host, n in granted)
+    return f"resources reserved for the job from {_ctime(start)} in {where}"
+
+
 def _ctime_xml(epoch: float) -> str:
     """sge_ctimeXML: ``YYYY-MM-DDTHH:MM:SS`` in local time."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(int(epoch)))

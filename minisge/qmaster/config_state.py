@@ -548,6 +548,7 @@ class ConfigState:
                 if t.granted_pe:
                     pe_used[t.granted_pe] = pe_used.get(t.granted_pe, 0) + t.slots
         qi_booked, host_booked, global_booked = self.booked_consumables(jobs)
+        running_tasks = self.running_entries(jobs)
         qis = []
         for static in self._static_qinstances():
             name = static.name
@@ -606,7 +607,7 @@ class ConfigState:
                 submission_time=job.submission_time, deadline=deadline,
                 execution_time=job.execution_time, ar=int(spec.get("ar") or 0),
                 duration=job_duration(requests.get("h_rt"), default_duration),
-                interactive=bool(spec.get("interactive"))), eligible)
+                interactive=bool(spec.get("interactive")), reserve=bool(spec.get("reserve"))), eligible)
         global_host = self.exec_hosts.get("global")
         return scheduler.Snapshot(
             qinstances=tuple(qis),
@@ -628,7 +629,31 @@ class ConfigState:
                 name="global", user_lists=global_host.user_lists, xuser_lists=global_host.xuser_lists,
                 projects=global_host.projects, xprojects=global_host.xprojects,
             ) if global_host else scheduler.HostInfo("global"),
+            max_reservation=self.sched_conf.max_reservation,
+            duration_offset=self.sched_conf.duration_offset,
+            running_tasks=running_tasks,
         )
+
+    def running_entries(self, jobs: Mapping[int, Job]) -> tuple[scheduler.ScheduleEntry, ...]:
+        """The tasks holding queue instances, each with the time it is expected
+        to free them (sched_conf(5): its start + ``h_rt``, else
+        ``default_duration``, + ``DURATION_OFFSET``): what resource
+        reservation plans with, and the schedule file lists (params
+        MONITOR).  None without either."""
+        if self.sched_conf.max_reservation <= 0 and not self.sched_conf.monitor:
+            return ()
+        default_duration = self.sched_conf.default_duration_seconds
+        offset = self.sched_conf.duration_offset
+        out = []
+        for job in jobs.values():
+            requests = dict(job.spec.get("hard_resources") or {})
+            duration = job_duration(requests.get("h_rt"), default_duration) + offset
+            for t in job.tasks.values():
+                if t.granted:
+                    out.append(scheduler.ScheduleEntry(
+                        job.number, t.task_id, "SUSPENDED" if t.suspended else "RUNNING", t.start_time, duration,
+                        tuple((g.cqueue, g.host, g.slots) for g in t.granted), requests, t.granted_pe or None))
+        return tuple(out)
 
     def booked_consumables(self, jobs: Mapping[int, Job]) -> tuple[dict, dict, dict]:
         """complex(5) "the internal bookkeeping will subtract from this total

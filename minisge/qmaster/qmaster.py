@@ -51,7 +51,7 @@ from minisge.qmaster.users import group_name, user_name
 from minisge.rules import exit_codes
 from minisge.rules import job_control as rules_job_control
 from minisge.rules.job_control import JOB_ACTIONS, QMOD_ACTIONS, QUEUE_ACTIONS
-from minisge.scheduler import schedd_message
+from minisge.scheduler import reservation, schedd_message
 
 log = logging.getLogger("minisge.qmaster")
 
@@ -104,6 +104,7 @@ class Qmaster:
         self.job_waiters: dict[int, list[trio.MemorySendChannel[dict[str, Any]]]] = {}
         self.pending_reasons: dict[int, list[str]] = {}  # the last pass's reasons per job
         self.global_messages: list[str] = []  # the last pass's global messages (qstat -j)
+        self.job_reservations: dict[int, scheduler.ScheduleEntry] = {}  # the last pass's -R y reservations
         self.admin_uid = os.getuid()
         self.boot_time = clock()
         self.dirty: dict[int, Job] = {}  # changed jobs flush() is to spool
@@ -870,6 +871,9 @@ class Qmaster:
         self.pending_reasons = schedd_message.kept_reasons(plan.reasons, snap.pending,
                                                            self.config.sched_conf.schedd_job_info)
         self.global_messages = plan.global_messages
+        self.job_reservations = {r.job_id: r for r in plan.reservations}
+        if self.config.sched_conf.monitor:
+            self.write_schedule(snap, plan)
         started = []
         for d in plan.dispatches:
             job = self.jobs[d.job_id]
@@ -892,6 +896,17 @@ class Qmaster:
             self.load_control.dispatched()  # a superordinated queue instance may have filled up
         self.drop_unscheduled_immediate({job.number for job, _ in started})
         return started
+
+    def write_schedule(self, snap: scheduler.Snapshot, plan: scheduler.Plan) -> None:
+        """sched_conf(5) params MONITOR=1: the pass's schedule appended to
+        $SGE_ROOT/$SGE_CELL/common/schedule (running, starting and reserving
+        jobs, one line per resource: :func:`minisge.scheduler.reservation:schedule_lines`)."""
+        lines = reservation.schedule_lines(snap, reservation.pass_entries(snap, plan))
+        try:
+            with open(self.cell.common_file("schedule"), "a", encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in lines))
+        except OSError as e:
+            log.warning("cannot write the schedule file: %s", e)
 
     def drop_unscheduled_immediate(self, started: set[int]) -> None:
         """qsub -now y (an immediate job): its one chance is the first pass
@@ -1006,6 +1021,7 @@ class Qmaster:
             await self.outbox.send(task.master.host, msg)
 
     async def start_task(self, job: Job, task: Task) -> None:
+        self.notify_waiters(job, event="started", task_id=task.task_id)  # qsub -sync r
         if task.master is None or task.master.host not in self.execds:
             return
         msg = self.config.start_message(job, task, self.spool.script_path(job.number))
@@ -1069,13 +1085,15 @@ class Qmaster:
         self.job_waiters.setdefault(job_id, []).append(send)
         return recv
 
-    def notify_waiters(self, job: Job, report: dict[str, Any] | None = None, event: str | None = None) -> None:
-        """Tell the waiting qsub -sync y / -now y of a task's end (``report``),
-        the job's end, or another ``event`` (``scheduled``)."""
+    def notify_waiters(self, job: Job, report: dict[str, Any] | None = None, event: str | None = None,
+                       task_id: int = 0) -> None:
+        """Tell the waiting qsub -sync y|r / -now y of a task's end (``report``),
+        the job's end, or another ``event``: ``scheduled`` (-now y), ``started``
+        (-sync r: task ``task_id`` was dispatched, its start message sent)."""
         for ch in self.job_waiters.get(job.number, []):
             try:
                 if event is not None:
-                    ch.send_nowait({"event": event})
+                    ch.send_nowait({"event": event, "task_id": task_id})
                     continue
                 if report is not None and not report.get("requeued"):
                     ch.send_nowait({"event": "task_end", "task_id": report["task_id"],

@@ -58,22 +58,18 @@ def slots_request_refusal(requested: Iterable[str], full_name: Callable[[str], s
 
 
 #: what minisge does not do yet that 8.1.9 would do with the scheduler
-#: configured for it (issue 15: resource reservation, ticket policies)
-RESERVATION_NOT_YET = ("warning: minisge reserves no resources yet (max_reservation is not acted on): "
-                       "-R y is kept with the job, not used")
+#: configured for it (issue 15: ticket policies)
 JOB_SHARE_NOT_YET = ("warning: minisge has no functional or share tree policy yet: "
                      "-js is kept with the job, not used")
 
 
 def policy_warnings(changes: Mapping[str, Any], max_reservation: int, ticket_weights: int) -> list[str]:
-    """qsub(1)/qalter(1) -R y and -js: 8.1.9 acts on them only when the
-    scheduler reserves (sched_conf max_reservation above 0) or weighs
-    functional or share tree tickets; there minisge says it does not yet.
-    With the defaults (0) 8.1.9 does nothing with them either, and
-    minisge says nothing."""
+    """qsub(1)/qalter(1) -js: 8.1.9 acts on it only when the scheduler
+    weighs functional or share tree tickets; there minisge says it does not
+    yet.  With the defaults (0) 8.1.9 does nothing with it either, and
+    minisge says nothing.  (-R y is acted on with max_reservation above 0:
+    minisge.scheduler.reservation; no warning.)"""
     out = []
-    if changes.get("reserve") and max_reservation > 0:
-        out.append(RESERVATION_NOT_YET)
     if changes.get("job_share") and ticket_weights > 0:
         out.append(JOB_SHARE_NOT_YET)
     return out

@@ -8,7 +8,7 @@ from typing import Any
 
 from minisge.formats import queue_conf, sge_types
 from minisge.formats.sched_conf import schedd_job_info_lists
-from minisge.output.qstat_out import compress_task_ids, compress_task_runs
+from minisge.output.qstat_out import compress_task_ids, compress_task_runs, reservation_message
 from minisge.output.resource_value import resource_text
 from minisge.qmaster import job_dependencies
 from minisge.qmaster.job import ERROR, RESCHEDULING, Job, Task
@@ -443,7 +443,11 @@ def job_detail(qm: Qmaster, ids: list[str], uid: int, xml: bool = False) -> dict
         return note is None or schedd_job_info_lists(setting, job.number) or job.number in qm.pending_reasons
 
     def messages(job: Job) -> list[str]:
-        return _job_messages(job, list(qm.pending_reasons.get(job.number, [])), dropped) if informed(job) else []
+        own = _job_messages(job, list(qm.pending_reasons.get(job.number, [])), dropped) if informed(job) else []
+        reserved = qm.job_reservations.get(job.number)  # sched_conf(5) max_reservation, qsub -R y
+        if reserved is not None and job.pending:
+            own.append(reservation_message(reserved.start, reserved.granted))
+        return own
 
     # schedd_mes_obtain_package: false keeps no other global message, job_list
     # adds its note after them, and a pass with no message at all says so

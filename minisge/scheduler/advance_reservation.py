@@ -199,6 +199,8 @@ def _held_reasons(snap: Snapshot, free: Snapshot, held: Snapshot, tasks: Sequenc
 
 
 def _merge(plan: Plan, part: Plan, messages: bool) -> None:
+    plan.reserved_after += [len(plan.dispatches) + n for n in part.reserved_after]
+    plan.reservations += part.reservations
     plan.dispatches += part.dispatches
     for job_id, reasons in part.reasons.items():
         plan.reasons.setdefault(job_id, reasons)
