@@ -3,7 +3,12 @@
 ``qacct [-ar [id]] [-A [account]] [-b begin] [-d days] [-D [department]]
 [-e end] [-E] [-f acctfile] [-g [group]] [-h [host]] [-help]
 [-j [job_id|job_name|pattern]] [-l attr=val] [-m] [-o [owner]] [-u [owner]]
-[-pe [pe]] [-P [project]] [-q [queue]] [-slots [n]] [-t task_range]``
+[-pe [pe]] [-P [project]] [-q [queue]] [-slots [n]] [-t task_range]
+[-efficiency]``
+
+``-efficiency`` is minisge's own (not in 8.1.9's usage text, which -help
+prints unchanged): the records selected as a report per job of how well it
+used what it asked for (:mod:`minisge.output.efficiency`).
 
 Reads the accounting file directly, as Grid Engine's qacct does (no
 daemon): ``$SGE_ROOT/$SGE_CELL/common/accounting`` unless ``-f``.  Records
@@ -23,7 +28,8 @@ import time
 from collections.abc import Iterator
 
 from minisge.cell import Cell
-from minisge.output import qacct_out
+from minisge.formats import accounting
+from minisge.output import efficiency, json_views, qacct_out
 from minisge.protocol import catalogue
 from minisge.protocol.client import SAYS_LISTING, call
 
@@ -34,7 +40,7 @@ if TYPE_CHECKING:
     #: An accounting record: accounting(5) field name -> text or number.
     Record = dict[str, Any]
 
-USAGE = """SGE 8.1.9
+USAGE_8_1_9 = """SGE 8.1.9
 usage: qacct [options]
  [-ar [ar_id]]                     list [matching] advance reservations
  [-A [account_string]]             list [matching] account
@@ -61,6 +67,11 @@ usage: qacct [options]
  begin_time, end_time              [[CC]YYMMDDhhmm[.SS]
  queue                             [cluster_queue|queue_instance|queue_domain|pattern]
 """
+
+#: -fmt, as Open Cluster Scheduler 9 spells it for its other commands (its qacct has none);
+#: JSON for -j only
+FMT_USAGE = " [-fmt plain|json]                 specifies the display output format (json: with -j)\n"
+USAGE = USAGE_8_1_9.replace(" [-g ", FMT_USAGE + " [-g ", 1)
 
 #: accounting(5) field names, in file order (as minisge.formats.accounting).
 FIELD_NAMES = (
@@ -103,6 +114,8 @@ class Options:
         self.file: str | None = None
         self.requests: list[str] = []  # -l attr=val,...: the queue instances the jobs ran in must offer them
         self.help = False
+        self.json = False  # -fmt json, -json
+        self.efficiency = False  # -efficiency (minisge's own): the efficiency report
 
     @property
     def job_listing(self) -> bool:
@@ -253,10 +266,19 @@ def parse_args(argv: list[str]) -> Options:
                 raise Usage()
             o.file = argv[i + 1]
             i += 1
+        elif a == "-fmt":
+            if value not in ("plain", "json"):
+                raise Usage(f'error: invalid option argument "{value or a}"')
+            o.json = value == "json"
+            i += 1
+        elif a == "-json":
+            o.json = True
         elif a == "-E":
             o.by_end_time = True
         elif a == "-m":
             o.master_only = True
+        elif a == "-efficiency":
+            o.efficiency = True
         elif a == "-help":
             o.help = True
             return o
@@ -320,6 +342,9 @@ def parse_record(line: str) -> Record | None:
     fields = line.split(":")
     if len(fields) < _REQUIRED:
         return None
+    resource_map = ""
+    if len(fields) > len(FIELD_NAMES) and accounting.is_resource_map_field(fields[-1]):
+        resource_map = fields.pop()  # minisge's 46th field (sge_rsmap(5))
     if len(fields) > len(FIELD_NAMES):  # a ':' inside the category
         extra = len(fields) - len(FIELD_NAMES)
         fields = (fields[:_CATEGORY] + [":".join(fields[_CATEGORY:_CATEGORY + extra + 1])]
@@ -332,6 +357,7 @@ def parse_record(line: str) -> Record | None:
             record[name] = _number(text, name in _FLOATS)
     for name in FIELD_NAMES[len(fields):]:
         record[name] = "NONE" if name == "granted_pe" else ("" if name in _STRINGS else 0)
+    record["resource_map"] = resource_map
     return record
 
 
@@ -468,6 +494,9 @@ def main(argv: list[str] | None = None) -> int:
     if o.tasks and not (o.job_number or o.job_name is not None):
         sys.stderr.write("error: -t option requires -j option with an argument\n" + USAGE)
         return 1
+    if o.json and not (o.job_number or o.job_name is not None):
+        sys.stderr.write("error: -fmt json option requires -j option with an argument\n" + USAGE)
+        return 1
     path = o.file or Cell.from_env().accounting
     complexes = None
     if o.requests:
@@ -484,6 +513,9 @@ def main(argv: list[str] | None = None) -> int:
         matched = [r for r in read_records(path) if selected(r, o, _time_window(o), _queue_patterns(o.queues))]
     except OSError as err:
         sys.stderr.write(f"{path}: {err.strerror}\n")
+        if o.json:  # stdout stays one JSON document
+            sys.stdout.buffer.write(json_views.dumps(json_views.qacct_view([])))
+            return 1
         sys.stdout.write("no jobs running since startup\n")
         return 1
     # -l filters after the rest (8.1.9: a job it leaves out is no job "not found")
@@ -491,6 +523,19 @@ def main(argv: list[str] | None = None) -> int:
     ignored = complexes.ignored if complexes is not None else 0
     if ignored:
         sys.stderr.write(f"{ignored} jobs ignored for accounting. Jobs' master queue no longer exists.\n")
+    if o.json:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(json_views.dumps(json_views.qacct_view(records)))
+        if not matched:
+            sys.stderr.write(_not_found(o))
+            return 1
+        return 0
+    if o.efficiency:  # the selected records as one report per job, then a total
+        sys.stdout.write(efficiency.format_efficiency(records))
+        if not matched and o.job_listing and not o.job_flag:
+            sys.stderr.write(_not_found(o))
+            return 1
+        return 0
     if o.job_listing:
         sys.stdout.write(qacct_out.format_qacct_jobs(records) + ("\n" if ignored else ""))
         if not matched and not o.job_flag:

@@ -195,7 +195,7 @@ ONE_ARG = {"-sp", "-se", "-shgrp", "-shgrp_tree", "-shgrp_resolved", "-su", "-sp
            # none of them, or says minisge does not support the change
            "-scal", "-sckpt", "-sstnode", "-rsstnode", "-mstnode", "-dstnode", "-suser", "-dcal", "-dckpt",
            "-duser", "-acal", "-mcal", "-mckpt", "-muser", "-cq", "-ke", "-kej", "-kec", "-kt", "-Acal", "-Mcal",
-           "-Ackpt", "-Mckpt", "-Astree", "-Mstree", "-Auser", "-Muser"}
+           "-Ackpt", "-Mckpt"}
 #: options with three arguments
 THREE_ARGS = {"-sobjl", "-purge"}
 #: the attribute edits from a file: obj_nm fname obj_id_list
@@ -203,14 +203,16 @@ FILE_ATTR_OPTS = {"-Aattr", "-Mattr", "-Rattr", "-Dattr"}
 #: options with a file argument, and the kind of error their reader prints
 FILE_ARG = {"-Aq": "queue", "-Mq": "queue", "-Ap": "flat", "-Mp": "flat", "-Au": "flat", "-Mu": "flat",
             "-Ahgrp": "flat", "-Mhgrp": "flat", "-Aprj": "flat", "-Mprj": "flat", "-Ae": "flat", "-Me": "flat",
-            "-Arqs": "flat", "-Mrqs": "flat", "-Mc": "complex", "-Msconf": "flat"}
+            "-Arqs": "flat", "-Mrqs": "flat", "-Mc": "complex", "-Msconf": "flat", "-Astree": "flat",
+            "-Mstree": "flat", "-Auser": "flat", "-Muser": "flat"}
 ATTR_OPTS = {"-aattr", "-mattr", "-rattr", "-dattr"}
 #: editor forms: option -> (kind of template or the show option, the option that sends the result)
 EDIT = {"-aq": ("queue", "-Aq"), "-mq": ("-sq", "-Mq"), "-ap": ("pe", "-Ap"), "-mp": ("-sp", "-Mp"),
         "-ae": ("exechost", "-Ae"), "-me": ("exechost", "-Me"), "-ahgrp": ("hostgroup", "-Ahgrp"),
         "-mhgrp": ("-shgrp", "-Mhgrp"), "-mu": ("-su", "-Mu"), "-aprj": ("project", "-Aprj"),
         "-mprj": ("-sprj", "-Mprj"), "-arqs": ("rqs", "-Arqs"), "-mrqs": ("-srqs", "-Mrqs"),
-        "-mc": ("-sc", "-Mc"), "-msconf": ("-ssconf", "-Msconf")}
+        "-mc": ("-sc", "-Mc"), "-msconf": ("-ssconf", "-Msconf"), "-astree": ("sharetree", "-Astree"),
+        "-mstree": ("sharetree", "-Mstree")}
 
 
 class Exit(Exception):

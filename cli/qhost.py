@@ -1,7 +1,7 @@
 """qhost: show the execution hosts, their load, queues and jobs (Grid Engine 8.1 qhost(1)).
 
 ``qhost [-F [resource,...]] [-h hostlist] [-help] [-j] [-l attr=val,...]
-[-ncb] [-q] [-u user,...] [-xml]``
+[-ncb] [-q] [-u user,...] [-xml] [-fmt plain|json|xml]``
 
 The qmaster sends the hosts as plain dicts (op ``qhost``, see
 :mod:`minisge.qmaster.host_views`); :mod:`minisge.output.qhost_out` prints
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from minisge.output import qhost_out
+from minisge.output import json_views, qhost_out
 from minisge.protocol import catalogue
 from minisge.protocol.client import SAYS_LISTING, call
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: qhost_usage, on stdout for -help, on stderr before a command line error
-USAGE = """SGE 8.1.9
+USAGE_8_1_9 = """SGE 8.1.9
 usage: qhost [options]
   [-F [resource_attribute]]  show (selected) resources
   [-h hostlist]              display only selected hosts
@@ -34,7 +34,12 @@ usage: qhost [options]
   [-xml]                     display the information in XML format
 """
 
-FLAGS = ("-help", "-ncb", "-q", "-j", "-xml")
+#: -fmt (Open Cluster Scheduler 9's spelling and words), before -F as there.
+FMT_USAGE = "  [-fmt plain|json|xml]      specifies the display output format\n"
+USAGE = USAGE_8_1_9.replace("  [-F ", FMT_USAGE + "  [-F ", 1)
+FORMATS = ("plain", "json", "xml")
+
+FLAGS = ("-help", "-ncb", "-q", "-j", "-xml", "-json")
 WITH_ARGS = ("-h", "-l", "-u")  # one word or more up to the next option
 
 
@@ -54,6 +59,7 @@ class Args:
         self.hosts: list[str] | None = None
         self.requests: list[str] | None = None
         self.users: list[str] | None = None
+        self.fmt = "plain"  # -fmt plain|json|xml, -xml, -json: the last one counts
 
 
 def _words(text: str) -> list[str]:
@@ -71,8 +77,18 @@ def parse_args(argv: list[str]) -> Args:
         while i + 1 < len(argv) and not argv[i + 1].startswith("-"):
             following.append(argv[i + 1])
             i += 1
-        if a in FLAGS and not following:
+        if a in ("-xml", "-json") and not following:
+            args.fmt = a[1:]
+        elif a in FLAGS and not following:
             args.flags.add(a)
+        elif a == "-fmt":
+            if len(following) != 1:
+                raise CommandLineError("error: -fmt option must have argument" if not following
+                                       else f'error: invalid option argument "{following[1]}"',
+                                       usage=bool(following))
+            if following[0] not in FORMATS:
+                raise CommandLineError(f'error: invalid option argument "{following[0]}"', usage=True)
+            args.fmt = following[0]
         elif a == "-F":
             args.resources = (args.resources or []) + [n for w in following for n in _words(w)]
         elif a in WITH_ARGS:
@@ -128,7 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     opts = qhost_out.Options(binding="-ncb" not in args.flags, resources=args.resources,
                              queues="-q" in args.flags, jobs="-j" in args.flags or args.users is not None)
     hosts = reply.get("hosts") or []
-    fmt = qhost_out.format_xml if "-xml" in args.flags else qhost_out.format_text
+    if args.fmt == "json":
+        doc = json_views.qhost_view(hosts, opts.queues, opts.jobs, args.resources is not None)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(json_views.dumps(doc))
+        return 0
+    fmt = qhost_out.format_xml if args.fmt == "xml" else qhost_out.format_text
     sys.stdout.write(fmt(hosts, opts))
     return 0
 

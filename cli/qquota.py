@@ -2,13 +2,15 @@
 
 ``qquota [-h wc_host|wc_hostgroup,...] [-help] [-l resource_name,...]
 [-u wc_user,...] [-P wc_project,...] [-pe wc_pe_name,...] [-q wc_cqueue,...]
-[-xml]``
+[-xml] [-fmt plain|json|xml]``
 
 Options are read from ``$SGE_ROOT/$SGE_CELL/common/sge_qquota``, then
 ``$HOME/.sge_qquota``, then the command line.  The qmaster computes the
 lines (:func:`minisge.scheduler.quota.report`); this module prints them as qquota
 does: a ``%-18s %-20.20s %s`` table under a header, printed only when there
-is a line, or the XML document.  Standard library and minisge.protocol.client only.
+is a line, or the XML document.  ``-fmt json`` (or ``-json``) prints
+:func:`minisge.output.json_views.qquota_view`.  Standard library, the client
+and the output modules only.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
+from minisge.output import json_views
 from minisge.protocol import catalogue
 from minisge.protocol.client import SAYS_LISTING, call, refused
 
@@ -23,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-USAGE = """SGE 8.1.9
+USAGE_8_1_9 = """SGE 8.1.9
 usage: qquota [options]
   [-help]                              print this help
   [-h wc_host_list|wc_hostgroup_list]  display only selected hosts
@@ -48,6 +51,11 @@ wc_project_list         wc_project[,wc_project,...]
 user_list               user[,user,...]
 """
 
+#: -fmt (Open Cluster Scheduler 9's spelling and words), before -help as there.
+FMT_USAGE = "  [-fmt plain|json|xml]                specifies the display output format\n"
+USAGE = USAGE_8_1_9.replace("  [-help] ", FMT_USAGE + "  [-help] ", 1)
+FORMATS = ("plain", "json", "xml")
+
 #: option -> key of the request; each takes the following words up to the next option
 LIST_OPTIONS = {"-h": "hosts", "-l": "resources", "-u": "users", "-pe": "pes", "-P": "projects", "-q": "queues"}
 
@@ -70,8 +78,13 @@ def parse_args(argv: list[str], opts: dict[str, Any] | None = None) -> dict[str,
         a = argv[i]
         if a == "-help":
             opts["help"] = True
-        elif a == "-xml":
-            opts["xml"] = True
+        elif a in ("-xml", "-json"):
+            opts["xml"], opts["json"] = a == "-xml", a == "-json"
+        elif a == "-fmt":
+            if i + 1 >= len(argv) or argv[i + 1] not in FORMATS:
+                raise Usage(argv[i + 1] if i + 1 < len(argv) else a)
+            i += 1
+            opts["xml"], opts["json"] = argv[i] == "xml", argv[i] == "json"
         elif a in LIST_OPTIONS:
             key = LIST_OPTIONS[a]
             while i + 1 < len(argv) and not argv[i + 1].startswith("-"):
@@ -162,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     if rc is not None:
         return rc
     rows = reply.get("rows") or []
+    if opts.get("json"):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(json_views.dumps(json_views.qquota_view(rows)))
+        return 0
     sys.stdout.write(format_xml(rows) if opts["xml"] else format_text(rows))
     return 0
 

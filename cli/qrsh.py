@@ -381,7 +381,7 @@ def run_interactive(kind: str, argv: list[str]) -> int:
         view["job_type"] = ["binary", "immediate"] if req.get("now") else ["binary"]
         sys.stdout.write(qstat_out.format_job_detail(view).split("\n", 1)[1])
         return 0
-    for k in ("verify", "sync", "terse"):
+    for k in ("verify", "sync", "sync_start", "terse"):
         req.pop(k, None)
     session = Waiting(kind, req, listener, token, cell, nostdin)
     old = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}

@@ -3,14 +3,15 @@
 ``qstat [-ext] [-explain a|c|A|E] [-f] [-F [res,...]] [-g c|d|t] [-help]
 [-j [job_list]] [-l res_list] [-ne] [-ncb] [-pe pe_list] [-q wc_queue_list]
 [-qs states] [-r] [-s states] [-t] [-u user_list] [-U user_list] [-urg]
-[-pri] [-xml]``
+[-pri] [-xml] [-fmt plain|json|xml]``
 
 The qmaster sends plain dicts (``op`` ``qstat``, ``qstat_full``,
 ``job_detail``, see :mod:`minisge.qmaster.views`); the qmaster selects for
 ``-l`` and ``-U`` (:mod:`minisge.qmaster.qstat_select`: it knows the complex
 list and the access lists), this module for ``-s``, ``-q``, ``-qs``,
 ``-pe``, ``-ne``, and prints them with
-:mod:`minisge.output.qstat_out`.  Standard library, the client, the output
+:mod:`minisge.output.qstat_out` (``-fmt json``, ``-json``:
+:mod:`minisge.output.json_views`).  Standard library, the client, the output
 module and :mod:`minisge.formats.wc_queue` only (no trio, no attrs), so that it
 starts as fast as the interpreter.
 """
@@ -24,7 +25,7 @@ import sys
 
 from minisge.cell import Cell
 from minisge.formats import wc_queue
-from minisge.output import qstat_out
+from minisge.output import json_views, qstat_out
 from minisge.output.text import printable
 from minisge.protocol import catalogue
 from minisge.protocol.client import SAYS_LISTING, call
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 #: qstat's usage text (qstat_usage), printed on stdout by -help and on
 #: stderr, followed by the reason, for a bad command line.
-USAGE = """SGE 8.1.9
+USAGE_8_1_9 = """SGE 8.1.9
 usage: qstat [options]
         [-ext]                            view additional attributes
         [-explain a|c|A|E]                show reason for queue c(onfiguration ambiguous), a(larm), suspend A(larm), E(rror) state
@@ -79,10 +80,16 @@ wc_queue_list            wc_cqueue|wc_qdomain|wc_qinstance
 wc_queue_list            wc_queue[,wc_queue,...]
 """  # noqa: E501, W291 - Grid Engine 8.1.9's help text, as it is
 
+#: -fmt (Open Cluster Scheduler 9's spelling and words), after -f as there.
+FMT_USAGE = "        [-fmt plain|json|xml]             specifies the display output format\n"
+USAGE = USAGE_8_1_9.replace("full output\n", "full output\n" + FMT_USAGE, 1)
+
 #: Options that take an argument (qstat answers "-X option must have
 #: argument" when it is missing).
-_WITH_ARG = ("-explain", "-l", "-pe", "-q", "-qs", "-s", "-u", "-U", "-g")
-_FLAGS = ("-ext", "-f", "-ne", "-ncb", "-r", "-t", "-urg", "-pri", "-xml")
+_WITH_ARG = ("-explain", "-l", "-pe", "-q", "-qs", "-s", "-u", "-U", "-g", "-fmt")
+_FLAGS = ("-ext", "-f", "-ne", "-ncb", "-r", "-t", "-urg", "-pri", "-xml", "-json")
+#: -fmt's words and what each means: -xml's flag, or JSON
+FORMATS = ("plain", "json", "xml")
 _QUEUE_STATES = "acdosuACDES"
 _HOLD_KINDS = "uosdja"
 
@@ -114,6 +121,7 @@ class Args:
         self.requests: list[str] | None = None  # -l resource=value,...
         self.queue_users: list[str] | None = None  # -U user,...
         self.help = False
+        self.json = False  # -fmt json, -json
 
     @property
     def full(self) -> bool:
@@ -135,6 +143,10 @@ def parse_args(argv: list[str]) -> Args:
         nxt = argv[i + 1] if i + 1 < len(argv) else None
         if a == "-help":
             args.help = True
+        elif a == "-json":
+            set_format(args, "json")
+        elif a == "-xml":
+            set_format(args, "xml")
         elif a in _FLAGS:
             args.flags.add(a)
         elif a == "-F":
@@ -215,8 +227,12 @@ def with_defaults(argv: list[str], defaults: list[str]) -> list[str]:
     """The command line followed by the default options it does not give
     itself (qstat.c: an option on the command line replaces every
     occurrence of the same option in the files)."""
-    given = {g[0] for g in option_groups(argv)}
-    return argv + [w for g in option_groups(defaults) if g[0] not in given for w in g]
+    given = {_FORMAT_OPTIONS.get(g[0], g[0]) for g in option_groups(argv)}
+    return argv + [w for g in option_groups(defaults) if _FORMAT_OPTIONS.get(g[0], g[0]) not in given for w in g]
+
+
+#: -fmt, -xml and -json are one option for the default files: the command line's replaces the files'
+_FORMAT_OPTIONS = {"-xml": "-fmt", "-json": "-fmt"}
 
 
 def _home() -> str | None:
@@ -226,9 +242,21 @@ def _home() -> str | None:
         return os.environ.get("HOME")
 
 
+def set_format(args: Args, fmt: str) -> None:
+    """``-fmt plain|json|xml`` (``-xml``, ``-json``): the last one given counts."""
+    args.flags.discard("-xml")
+    args.json = fmt == "json"
+    if fmt == "xml":
+        args.flags.add("-xml")
+
+
 def _apply(args: Args, option: str, value: str) -> None:
     """An option with its argument."""
-    if option == "-s":
+    if option == "-fmt":
+        if value not in FORMATS:
+            raise CommandLineError(f'invalid option argument "{value}"', usage=True)
+        set_format(args, value)
+    elif option == "-s":
         args.states += _check_job_states(value)
     elif option == "-g":
         for letter in value:
@@ -466,6 +494,8 @@ def show_jobs(args: Args) -> int:
     """``qstat -j [job_list]``."""
     xml = "-xml" in args.flags
     reply = _ask({"op": catalogue.JOB_DETAIL, "ids": args.jobs or [], **({"xml": True} if xml else {})})
+    if args.json:
+        return _print_job_json(args, reply)
     if not args.jobs:
         summary = [(text, ids) for text, ids in reply.get("summary") or ()]
         if xml:
@@ -492,6 +522,26 @@ def show_jobs(args: Args) -> int:
     return 0
 
 
+def _print_job_json(args: Args, reply: dict[str, Any]) -> int:
+    """``qstat -j [jobs] -fmt json``: exit 1 when none of the jobs named exists, as the text."""
+    global_info = list(reply.get("global") or ())
+    if not args.jobs:
+        summary = [(str(text), list(ids)) for text, ids in reply.get("summary") or ()]
+        write_json(json_views.qstat_job_view([], global_info, summary=summary))
+        return 0
+    jobs = reply.get("jobs") or []
+    reasons = {int(k): v for k, v in (reply.get("reasons") or {}).items()}
+    write_json(json_views.qstat_job_view(jobs, global_info, reasons, unknown=reply.get("missing") or []))
+    return 0 if jobs else 1
+
+
+def write_json(doc: dict[str, Any]) -> None:
+    """A JSON view on stdout, as bytes (json_views.dumps)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(json_views.dumps(doc))
+    sys.stdout.buffer.flush()
+
+
 # --------------------------------------------------------------------------
 
 
@@ -501,6 +551,12 @@ def _ask(msg: dict[str, Any]) -> dict[str, Any]:
         sys.stderr.write(str(reply.get("error", "")) + "\n")
         sys.exit(int(reply.get("rc", 1) or 1))
     return reply
+
+
+def _empty_json(args: Args, opts: qstat_out.Options) -> None:
+    """With -fmt json, a selection that keeps nothing still prints a document (without jobs)."""
+    if args.json and "c" not in args.group:
+        write_json(json_views.qstat_full_view([], [], opts) if args.full else json_views.qstat_view([], [], opts))
 
 
 def show_status(args: Args) -> int:
@@ -529,10 +585,15 @@ def show_status(args: Args) -> int:
         queue_info = select_queues(list(reply.get("queue_info") or ()), args)
         if not queue_info and (args.queues is not None or args.queue_states or args.pe is not None
                                or args.queue_users is not None):
+            _empty_json(args, opts)
             return 1  # Grid Engine prints nothing when no queue instance matches
         if not queue_info and args.requests is not None:
+            _empty_json(args, opts)
             return 0  # -l: nothing printed either, but no error (8.1.9)
     if "c" in args.group:
+        if args.json:
+            sys.stderr.write("error: -fmt json is not supported with -g c\n")
+            return 1
         cqueues = cluster_summary(queue_info or [])
         if xml:
             sys.stdout.write(_xml_cluster_summary(cqueues))
@@ -549,13 +610,17 @@ def show_status(args: Args) -> int:
             busy = {qname for j in jobs for t in j.get("tasks") or ()
                     for qname, _ in (t.get("granted") or ())}
             queues = [q for q in queues if q["name"] in busy]
-        if xml:
+        if args.json:
+            write_json(json_views.qstat_full_view(queues, jobs, opts, finished))
+        elif xml:
             sys.stdout.write(qstat_out.format_xml(jobs, queues, full=True, opts=opts, finished=finished))
         else:
             sys.stdout.write(qstat_out.format_full(queues, jobs, opts, finished=finished))
         return 0
     order = [q["name"] for q in queue_info] if need_queues else reply.get("queues")
-    if xml:
+    if args.json:
+        write_json(json_views.qstat_view(jobs, order, opts, finished))
+    elif xml:
         sys.stdout.write(qstat_out.format_xml(jobs, order, opts=opts, finished=finished))
     else:
         sys.stdout.write(qstat_out.format_job_list(jobs, order, opts, finished=finished))

@@ -75,18 +75,20 @@ def main(argv: list[str] | None = None) -> int:
     if req.get("verify"):  # shown as 8.1.9 shows it, nothing is sent
         sys.stdout.write(qstat_out.format_job_detail(verify_view(req)).split("\n", 1)[1])
         return 0
-    sync = bool(req.pop("sync", False))
+    sync = bool(req.pop("sync", False))  # -sync y|x: wait for the end
+    sync_start = bool(req.pop("sync_start", False))  # -sync r: wait for the start
     immediate = bool(req.get("now"))
     terse = bool(req.pop("terse", False))
     for k in ("warnings", "verify"):
         req.pop(k, None)
     try:
-        sock = connect(cell, timeout=None if sync else 60)
+        sock = connect(cell, timeout=None if sync or sync_start else 60)
     except NoQmaster as e:
         return SAYS_QSUB.report(e)
     first: dict[str, Any] | None = None
     try:
-        replies = protocol.iter_replies(sock, {"op": catalogue.SUBMIT, "request": req, "sync": sync})
+        replies = protocol.iter_replies(sock, {"op": catalogue.SUBMIT, "request": req, "sync": sync,
+                                                   "sync_start": sync_start})
         first = next(replies)
         for w in first.get("warnings") or ():  # qsub -w w
             sys.stdout.write(w + "\n")
@@ -107,6 +109,16 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             sys.stderr.write(f"\nYour immediate job {submit_options.job_id_text(first['job_id'], first.get('array'))}"
                              " has been successfully scheduled.\n")
+        if sync_start:
+            started = next(replies)
+            ident = str(first["job_id"])
+            if not started.get("started"):  # the job ended (qdel) before any task started
+                sys.stderr.write(f"Unable to run job {ident}\n")
+                return 1
+            if first.get("array"):
+                ident += f".{started['started']}"
+            sys.stdout.write(f"Job {ident} has started.\n")  # Open Cluster Scheduler's words
+            sys.stdout.flush()
         if not sync:
             return 0
         final = first

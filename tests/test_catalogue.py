@@ -195,9 +195,10 @@ def test_every_request_qsub_makes_is_valid(argv):
         argv, cwd="/tmp", env=ENV, home="/home/u", user="u", hostname="h",
         read_file=read_script,
     )
-    for key in ("sync", "terse", "warnings", "verify"):  # what qsub keeps to itself (cli/qsub.py)
+    for key in ("sync", "sync_start", "terse", "warnings", "verify"):  # what qsub keeps to itself (cli/qsub.py)
         request.pop(key, None)
-    assert validate({"op": catalogue.SUBMIT, "request": request, "sync": True}, COMMAND).name == catalogue.SUBMIT
+    assert validate({"op": catalogue.SUBMIT, "request": request, "sync": True, "sync_start": True},
+                    COMMAND).name == catalogue.SUBMIT
 
 
 @pytest.mark.parametrize("field, value, where", [

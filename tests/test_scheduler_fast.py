@@ -5,6 +5,7 @@ snapshots; and the early exit of a full cluster keeps qstat -j's reasons."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -16,6 +17,7 @@ from minisge import scheduler
 from minisge.formats import access_list
 from minisge.formats import resource_quota as rq
 from minisge.scheduler import dispatch_order, job_order, quota
+from minisge.scheduler.snapshot import ScheduleEntry
 
 EXTRA = """\
 lic       lic  INT    <=   YES    YES 0 0
@@ -36,7 +38,7 @@ CQUEUES = ("a.q", "b.q")
 
 
 def plain(plan) -> tuple:
-    return ([(d.job_id, d.task_id, d.granted, d.pe) for d in plan.dispatches], plan.reasons)
+    return ([(d.job_id, d.task_id, d.granted, d.pe) for d in plan.dispatches], plan.reasons, plan.reservations)
 
 
 @st.composite
@@ -90,6 +92,8 @@ def pending(draw):
             master_queues=draw(st.sampled_from([(), (), (), ("a.q",)])) if pe else (),
             submission_time=float(draw(st.integers(0, 5))),
             deadline=draw(st.sampled_from([0.0, 0.0, 200.0])),
+            reserve=draw(st.sampled_from([False, False, True])),  # -R y
+            duration=draw(st.sampled_from([math.inf, 100.0, 1000.0])),
         )
         ntasks = draw(st.integers(1, 3))
         for tid in range(1, ntasks + 1):
@@ -120,14 +124,18 @@ def snapshots(draw):
         quotas = quota.QuotaContext(sets=(rq.parse(f"{{\n   name         q\n   enabled      TRUE\n"
                                                    f"   limit        {limit}\n}}\n"),), complexes=cx, running=())
     running = tuple(job_order.JobFacts(100 + i, 0, 0.0, 3.0) for i in range(draw(st.integers(0, 2))))
+    qis = draw(qinstances())
+    # what the used slots free when (resource reservation: sched_conf max_reservation)
+    ends = tuple(ScheduleEntry(200 + i, 1, "RUNNING", 50.0, draw(st.sampled_from([30.0, 100.0, 1000.0])),
+                               ((q.cqueue, q.host, q.used),)) for i, q in enumerate(qis) if q.used)
     return snap(
-        draw(qinstances()), draw(pending()), hosts=hosts, complexes=cx, pes=pes,
+        qis, draw(pending()), hosts=hosts, complexes=cx, pes=pes,
         global_values=draw(st.sampled_from([{}, {}, {"lic": "4"}])), global_consumed={},
         queue_sort_method=draw(st.sampled_from(["seqno", "load"])),
         load_of=lambda h: float(h.load.get("np_load_avg", 9999)), acls=ACLS, quotas=quotas, now=100.0,
         weights=job_order.Weights(priority=draw(st.sampled_from([0.0, 1.0])), urgency=0.1, ticket=0.01,
                                   waiting_time=draw(st.sampled_from([0.0, 0.278])), deadline=3600000.0),
-        running=running,
+        running=running, max_reservation=draw(st.sampled_from([0, 0, 2])), running_tasks=ends,
         global_host=host("global", user_lists=draw(st.sampled_from([(), (), (), ("staff",)])),
                          xprojects=draw(st.sampled_from([(), (), (), ("p1",)]))),
     )

@@ -95,11 +95,3 @@ def test_sge_rsh_command():
     assert job_environment.rsh_command("builtin", "/r", "lx-amd64") == "builtin"
     assert job_environment.rsh_command("/usr/bin/ssh -x", "/r", "lx-amd64") == "/usr/bin/ssh -x"
     assert job_environment.rsh_command("none", "/r", "lx-amd64") == "/r/utilbin/lx-amd64/rsh"
-
-
-def test_R_and_js_say_not_yet_only_where_8_1_9_would_act():
-    # the defaults (max_reservation 0, ticket weights 0): 8.1.9 does nothing with them either
-    assert submit_checks.policy_warnings({"reserve": True, "job_share": 10}, 0, 0) == []
-    assert submit_checks.policy_warnings({"reserve": True}, 10, 0) == [submit_checks.RESERVATION_NOT_YET]
-    assert submit_checks.policy_warnings({"job_share": 10}, 0, 1000) == [submit_checks.JOB_SHARE_NOT_YET]
-    assert submit_checks.policy_warnings({"reserve": False, "job_share": 0}, 10, 1000) == []

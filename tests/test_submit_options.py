@@ -178,11 +178,25 @@ def test_yes_no_options_take_y_yes_n_no_in_any_case(switch, key, yes):
     assert submit([switch, "n", "-b", "y", "/bin/true"])[key] is (not yes)
 
 
-@pytest.mark.parametrize("switch", ["-b", "-j", "-r", "-R", "-now", "-sync", "-shell", "-pty"])
+@pytest.mark.parametrize("switch", ["-b", "-j", "-r", "-R", "-now", "-shell", "-pty"])
 def test_yes_no_options_reject_other_words(switch):
     # qsub -verify -j x -b y /bin/true -> rc 7
     assert error([switch, "x", "-b", "y", "/bin/true"]) == (
         f'qsub: invalid option argument "{switch} x"', 7)
+
+
+@pytest.mark.parametrize("value, end, start", [
+    ("y", True, False), ("YES", True, False), ("n", False, False), ("No", False, False),
+    ("x", True, False), ("r", False, True), ("rx", True, True), ("xr", True, True), ("ry", True, True),
+])
+def test_sync_takes_8_1_9s_yes_no_and_open_cluster_schedulers_letters(value, end, start):
+    req = submit(["-sync", value, "-b", "y", "/bin/true"])
+    assert (req["sync"], req["sync_start"]) == (end, start)
+
+
+@pytest.mark.parametrize("value", ["nr", "rn", "e", "R", "", "yes2"])
+def test_sync_refuses_other_letters_as_a_bad_argument(value):
+    assert error(["-sync", value, "-b", "y", "/bin/true"]) == (f'qsub: invalid option argument "-sync {value}"', 7)
 
 
 # ---------------------------------------------------------------- single options

@@ -19,7 +19,7 @@ from typing import Any
 
 from minisge.cell import Cell
 from minisge.execd.load import ARCH
-from minisge.formats import submit_options
+from minisge.formats import rsmap, submit_options
 from minisge.rules import job_environment, mail
 from minisge.rules.procedure_environment import DEFAULT_PATH, grid_engine_variables
 
@@ -97,6 +97,7 @@ def build_task_config(msg: Mapping[str, Any], host: str, cell: Cell, job_dir: st
         ge["PE_HOSTFILE"] = os.path.join(job_dir, "pe_hostfile")
         if msg.get("rsh_command"):  # control_slaves TRUE: how the job reaches its slave hosts
             ge["SGE_RSH_COMMAND"] = job_environment.rsh_command(msg["rsh_command"], cell.root, ARCH)
+    ge.update(rsmap.job_environment(msg.get("resource_map") or {}))
     interactive = spec.get("interactive")
     if interactive:  # 8.1.9's JOB_SCRIPT of a qrsh / qlogin job
         ge["JOB_SCRIPT"] = "QLOGIN" if interactive.get("kind") == "qlogin" else "QRSH"

@@ -14,10 +14,18 @@ skipped as qacct does.
 Lines of older versions that stop after ``pe_taskid`` (42 fields) or
 ``maxvmem`` (43) are read with the missing fields 0; they are written back
 with all 45.
+
+minisge's one addition: the record of a job granted instances of a
+resource map (sge_rsmap(5), Open Cluster Scheduler's RSMAP) has a 46th
+field, ``resource_map``, as ``qstat -j`` shows it (``gpu=host1=(0 1)``);
+it is told from a ``:`` in the category by its form
+(:func:`is_resource_map_field`).  8.1.9's qacct reads such a line and
+ignores the field; every other record stays 45 fields.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -107,6 +115,7 @@ class AccountingRecord(NamedTuple):
     maxvmem: float = 0.0  # bytes
     arid: int = 0
     ar_submission_time: int = 0
+    resource_map: str = ""  # minisge's 46th field: sge_rsmap(5) instances granted ("" none, not written)
 
     @property
     def failed_text(self) -> str:
@@ -141,6 +150,16 @@ def _field_error(fields: list[str], path: str, lineno: int) -> FormatError:
     return FormatError("malformed accounting record", path, lineno)
 
 
+_RESOURCE_MAP_ENTRY = r"[^=:()\s,]+=[^=:()\s,]+=\([^():,]*\)"
+_RESOURCE_MAP_FIELD = re.compile(rf"{_RESOURCE_MAP_ENTRY}(?:,{_RESOURCE_MAP_ENTRY})*")
+
+
+def is_resource_map_field(text: str) -> bool:
+    """Whether the last field of a line longer than 45 fields is minisge's
+    ``resource_map`` (``gpu=host1=(0 1),gpu=host2=(0)``)."""
+    return _RESOURCE_MAP_FIELD.fullmatch(text) is not None
+
+
 def _fields(line: str, path: str, lineno: int) -> list[str]:
     """Split a line into exactly 45 fields (see the module docstring)."""
     if line.endswith("\n"):
@@ -164,6 +183,11 @@ _tuple_new = tuple.__new__
 
 def parse_line(line: str, path: str = "<input>", lineno: int = 0) -> AccountingRecord:
     """One accounting line (with or without its newline) as a record."""
+    line = line.rstrip("\n").removesuffix("\r")
+    head, colon, last = line.rpartition(":")
+    resource_map = ""
+    if colon and head.count(":") >= NFIELDS - 1 and is_resource_map_field(last):
+        line, resource_map = head, last
     f = _fields(line, path, lineno)
     # int() would also take "-1", " 1" and "1_0": the integers are digits only.
     if not (
@@ -184,7 +208,7 @@ def parse_line(line: str, path: str = "<input>", lineno: int = 0) -> AccountingR
             float(f[24]), int(f[25]), int(f[26]), int(f[27]), int(f[28]),
             int(f[29]), int(f[30]), f[31], f[32], f[33], int(f[34]), int(f[35]),
             float(f[36]), float(f[37]), float(f[38]), f[39], float(f[40]), f[41],
-            float(f[42]), int(f[43]), int(f[44]),
+            float(f[42]), int(f[43]), int(f[44]), resource_map,
         ))
     except ValueError:
         raise _field_error(f, path, lineno) from None
@@ -233,7 +257,8 @@ def write_line(r: AccountingRecord) -> str:
         f"{r.ru_msgsnd}:{r.ru_msgrcv}:{r.ru_nsignals}:{r.ru_nvcsw}:{r.ru_nivcsw}:"
         f"{_s(r.project)}:{_s(r.department)}:{_s(r.granted_pe)}:{r.slots}:"
         f"{r.task_number}:{r.cpu:f}:{r.mem:f}:{r.io:f}:{_s(r.category)}:{r.iow:f}:"
-        f"{_s(r.pe_taskid)}:{r.maxvmem:f}:{r.arid}:{r.ar_submission_time}\n"
+        f"{_s(r.pe_taskid)}:{r.maxvmem:f}:{r.arid}:{r.ar_submission_time}"
+        f"{':' + r.resource_map if r.resource_map else ''}\n"
     )
 
 

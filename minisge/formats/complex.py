@@ -48,6 +48,7 @@ class ValueType(enum.StrEnum):
     HOST = "HOST"
     DOUBLE = "DOUBLE"
     RESTRING = "RESTRING"
+    RSMAP = "RSMAP"  # Open Cluster Scheduler's resource map (sge_rsmap(5)); not in Grid Engine 8.1.9
 
     @property
     def is_numeric(self) -> bool:
@@ -58,6 +59,11 @@ class ValueType(enum.StrEnum):
     def is_string(self) -> bool:
         """STRING, CSTRING, RESTRING and HOST: values are matched by wildcard expressions."""
         return self.value in sge_types.STRING_TYPES
+
+    @property
+    def is_resource_map(self) -> bool:
+        """RSMAP: a consumable count whose instances have names (``gpu=2(0 1)``)."""
+        return self is ValueType.RSMAP
 
     @property
     def ignores_case(self) -> bool:
@@ -274,6 +280,7 @@ _TYPE_WORDS = {
     ValueType.MEMORY: "memory value",
     ValueType.BOOL: "boolean value",
     ValueType.DOUBLE: "double value",
+    ValueType.RSMAP: "integer value",
 }
 
 
@@ -336,9 +343,20 @@ def _check_builtin(a: ComplexAttr) -> str | None:
     return None
 
 
+def _check_resource_map(a: ComplexAttr) -> str | None:
+    """sge_rsmap(5): "A resource map is always consumable" and its relop is ``<=``."""
+    if a.type is not ValueType.RSMAP:
+        return None
+    if not a.is_consumable:
+        return f'RSMAP complex "{a.name}" needs to be a consumable'
+    if a.relop is not Relop.LE:
+        return f'Consumable "{a.name}" can have only <= as an relational operator'
+    return None
+
+
 def problems(a: ComplexAttr) -> list[str]:
     """Everything wrong with one attribute, in Grid Engine's words (empty: valid)."""
-    found = [_check_relop(a)]
+    found = [_check_relop(a), _check_resource_map(a)]
     if a.is_consumable and a.type.is_numeric:
         found.append(_check_consumable(a))
     elif not a.is_consumable:

@@ -112,11 +112,11 @@ def _pairs(attr: str, value: str, path: str, line: int) -> list[tuple[str, str]]
     if is_none(value.strip()):
         return []
     out: list[tuple[str, str]] = []
-    for item in value.split(","):
+    for item in split_outside_parentheses(value):
         item = item.strip()
         if not item:
             raise FormatError(f'attribute "{attr}": empty element in "{value.strip()}"', path, line)
-        if any(c.isspace() for c in item):
+        if any(c.isspace() for c in item.partition("(")[0]) or any(c.isspace() for c in item.rpartition(")")[2]):
             raise FormatError(
                 f'attribute "{attr}": values in the attribute value list should be separated by ","', path, line
             )
@@ -129,6 +129,22 @@ def _pairs(attr: str, value: str, path: str, line: int) -> list[tuple[str, str]]
             raise FormatError(f'attribute "{attr}": invalid name "{name}": {err}', path, line) from None
         out.append((name, val))
     _no_repeats(attr, [n for n, _ in out], path, line)
+    return out
+
+
+def split_outside_parentheses(value: str) -> list[str]:
+    """``a=1,gpu=2(0 1)`` at its commas, but not at those inside parentheses
+    (a resource map's id list, sge_rsmap(5), may hold blanks and no commas)."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(value):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth = max(0, depth - 1)
+        elif c == "," and depth == 0:
+            out.append(value[start:i])
+            start = i + 1
+    out.append(value[start:])
     return out
 
 

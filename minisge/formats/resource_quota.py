@@ -817,7 +817,7 @@ def evaluate_limit(limit: Limit, host_values: Mapping[str, float]) -> float:
 # ---------------------------------------------------------------------------
 # checking against the complex list (what qmaster does when a set is added)
 
-_NUMERIC_TYPES = ("INT", "DOUBLE", "MEMORY", "TIME", "BOOL")
+_NUMERIC_TYPES = ("INT", "DOUBLE", "MEMORY", "TIME", "BOOL", "RSMAP")
 
 
 class ComplexLike(Protocol):

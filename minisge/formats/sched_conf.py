@@ -407,6 +407,11 @@ class SchedConf:
         return parse_time(self.scheduler_params.get("DURATION_OFFSET", "60"))
 
     @property
+    def monitor(self) -> bool:
+        """params MONITOR: write the schedule file ($SGE_ROOT/$SGE_CELL/common/schedule) each pass."""
+        return _bool(self.scheduler_params.get("MONITOR", "false"))
+
+    @property
     def schedd_job_info_enabled(self) -> bool:
         return self.schedd_job_info != "false"
 

@@ -274,7 +274,7 @@ def relop_holds(relop: str, requested: float, offered: float) -> bool:
 
 
 #: The complex types whose values are numbers (all read by :func:`parse_number`).
-NUMERIC_TYPES = frozenset({"INT", "DOUBLE", "TIME", "MEMORY", "BOOL"})
+NUMERIC_TYPES = frozenset({"INT", "DOUBLE", "TIME", "MEMORY", "BOOL", "RSMAP"})
 #: The complex types whose values are strings matched by wildcard expressions.
 STRING_TYPES = frozenset({"STRING", "CSTRING", "RESTRING", "HOST"})
 

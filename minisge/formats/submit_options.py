@@ -74,7 +74,8 @@ context            {name: value|None} (-ac, -dc, -sc applied in order)
 verify_level       str: e w n v p (-w, default ``n``)
 =================  =========================================================
 
-Client side only: ``sync`` (bool), ``terse`` (bool, command line only),
+Client side only: ``sync`` (bool: wait for the end, ``-sync y|x``),
+``sync_start`` (bool: wait for the start, ``-sync r``), ``terse`` (bool, command line only),
 ``verify`` (bool, -verify), ``warnings`` (lines qsub prints on stdout),
 and ``help`` (True: print :data:`USAGE` and exit 0; nothing else is set).
 
@@ -258,6 +259,23 @@ def split_comma_list(text: str) -> list[str]:
             i += 1
         words.append(text[start:i])
     return words
+
+
+def sync_events(value: str) -> str:
+    """``qsub -sync``: the events qsub waits for, ``""`` (none), ``"r"`` (the
+    job's start), ``"x"`` (its end) or ``"rx"`` (both).  8.1.9 takes
+    ``y[es]|n[o]`` in any case; Open Cluster Scheduler 9 adds the letters
+    ``r`` (start), ``x`` or ``y`` (end) and ``n`` (none, alone), in any
+    combination (``rx``), which minisge takes too."""
+    low = value.lower()
+    if low in ("y", "yes"):
+        return "x"
+    if low in ("n", "no"):
+        return ""
+    letters = set(value)
+    if not letters or not letters <= set("rxy"):
+        raise _ParseError(f'invalid option argument "-sync {value}"', STATUS_ESYNTAX)
+    return "".join(e for e in "rx" if e in letters or (e == "x" and "y" in letters))
 
 
 def _yes_no(switch: str, value: str) -> bool:
@@ -647,7 +665,9 @@ class _Scanner:
 
     def _value(self, switch: str, arg: str) -> Any:  # its type depends on the switch
         """The parsed value of ``switch arg`` (Grid Engine's checks and messages)."""
-        if switch in ("-b", "-j", "-now", "-R", "-r", "-shell", "-sync", "-pty", "-he",
+        if switch == "-sync":
+            return sync_events(arg)
+        if switch in ("-b", "-j", "-now", "-R", "-r", "-shell", "-pty", "-he",
                       "-suspend_remote"):
             if switch == "-suspend_remote":
                 self.ctx.warnings.append(
@@ -1017,7 +1037,7 @@ def _empty_request() -> Request:
         "start_time": None, "deadline": None, "job_share": 0, "reserve": False,
         "now": False, "checkpoint": None, "checkpoint_when": None,
         "checkpoint_interval": None, "ar": None, "binding": None, "pty": None,
-        "context": {}, "verify_level": "n", "sync": False, "terse": False,
+        "context": {}, "verify_level": "n", "sync": False, "sync_start": False, "terse": False,
         "verify": False,
     }
 
@@ -1090,6 +1110,8 @@ def _build(opts: list[_Opt], ctx: _Context, *, cwd: str, user: str, hostname: st
     if not mail:
         mail = [(user, hostname or None)]
     req["mail_list"] = [u if h is None else f"{u}@{h}" for u, h in mail]
+    events = req["sync"] or ""
+    req["sync"], req["sync_start"] = "x" in events, "r" in events
     return req
 
 

@@ -182,6 +182,8 @@ def format_qacct_job(record: Any) -> str:
         _line("ar_sub_time", f"{_ctime(ar_sub):<20}") if ar_sub else _line("ar_sub_time", "undefined"),
         _line("category", _text(r, "category") if _get(r, "category") else "NONE"),
     ]
+    if _get(r, "resource_map"):  # minisge's: the instances of sge_rsmap(5) granted (no line in 8.1.9)
+        out.append(_line("resource_map", _text(r, "resource_map")))
     return "".join(out)
 
 

@@ -142,6 +142,14 @@ def _ctime(epoch: float) -> str:
     return time.strftime("%m/%d/%Y %H:%M:%S", time.localtime(int(epoch)))
 
 
+def reservation_message(start: float, granted: Iterable[tuple[str, str, int]]) -> str:
+    """``qstat -j``'s scheduling info line of a ``-R y`` job the last pass
+    reserved for (minisge's own: 8.1.9's ``qstat -j`` does not say it; its
+    schedule file does): when it is to start and where."""
+    where = ",".join(f"{cqueue}@{host}={n}" for cqueue, host, n in granted)
+    return f"resources reserved for the job from {_ctime(start)} in {where}"
+
+
 def _ctime_xml(epoch: float) -> str:
     """sge_ctimeXML: ``YYYY-MM-DDTHH:MM:SS`` in local time."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(int(epoch)))
@@ -237,7 +245,7 @@ def compress_task_runs(runs: Iterable[tuple[int, int]]) -> list[tuple[int, int, 
 # from jobs to lines
 
 
-class _Row:
+class JobRow:
     """One printed job line (Grid Engine's job_summary_t)."""
 
     __slots__ = ("job", "task", "print_jobid", "queue", "master", "slots", "task_id",
@@ -274,7 +282,7 @@ def _tasks(job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(tasks) if tasks else [job]
 
 
-def _granted(task: Mapping[str, Any], job: Mapping[str, Any]) -> list[tuple[str, int]]:
+def granted_queues(task: Mapping[str, Any], job: Mapping[str, Any]) -> list[tuple[str, int]]:
     granted = task.get("granted")
     if granted:
         return [(str(q), int(s)) for q, s in granted]
@@ -283,7 +291,7 @@ def _granted(task: Mapping[str, Any], job: Mapping[str, Any]) -> list[tuple[str,
 
 
 def _is_running(task: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
-    return bool(_granted(task, job))
+    return bool(granted_queues(task, job))
 
 
 def _default_queue_order(names: Iterable[str]) -> list[str]:
@@ -291,14 +299,22 @@ def _default_queue_order(names: Iterable[str]) -> list[str]:
     return sorted(set(names), key=lambda n: tuple(n.split("@", 1)) if "@" in n else (n, ""))
 
 
-def _running_rows(jobs: Sequence[Mapping[str, Any]], queue_names: Sequence[str],
-                  opts: Options) -> list[tuple[str, _Row]]:
+def listing_queue_order(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | None) -> list[str]:
+    """The order of the running lines of a listing: ``queues`` as given, or
+    the queue instances the jobs run in, by cluster queue then host."""
+    if queues is not None:
+        return [str(q) for q in queues]
+    return _default_queue_order(q for job in jobs for task in _tasks(job) for q, _ in granted_queues(task, job))
+
+
+def running_rows(jobs: Sequence[Mapping[str, Any]], queue_names: Sequence[str],
+                  opts: Options) -> list[tuple[str, JobRow]]:
     """Running lines, queue by queue (qstat_handle_running_jobs)."""
-    rows: list[tuple[str, _Row]] = []
+    rows: list[tuple[str, JobRow]] = []
     for qname in queue_names:
         for job in jobs:
             for task in _tasks(job):
-                granted = _granted(task, job)
+                granted = granted_queues(task, job)
                 if not granted:
                     continue
                 total = sum(s for _, s in granted)
@@ -312,18 +328,18 @@ def _running_rows(jobs: Sequence[Mapping[str, Any]], queue_names: Sequence[str],
 
 
 def _lines_for_grant(job: Mapping[str, Any], task: Mapping[str, Any], queue: str, slots: int, total: int,
-                     master: bool, opts: Options) -> list[_Row]:
+                     master: bool, opts: Options) -> list[JobRow]:
     """The lines one granted queue of a running task gets."""
     task_id = str(task["task_number"]) if "task_number" in task else None
     if not opts.group_tasks:
         if not master and not opts.full:
             return []
         per_line = slots if opts.full else total
-        return [_Row(job, task, queue=queue, slots=per_line, task_id=task_id, running=True)]
+        return [JobRow(job, task, queue=queue, slots=per_line, task_id=task_id, running=True)]
     adjust = 1 if master and job.get("granted_pe") and not job.get("job_is_first_task", True) else 0
     lines = []
     for i in range(slots + adjust):
-        lines.append(_Row(job, task, print_jobid=(i == 0), queue=queue,
+        lines.append(JobRow(job, task, print_jobid=(i == 0), queue=queue,
                           master="MASTER" if master and i == 0 else "SLAVE",
                           slots=1, task_id=task_id, running=True))
     return lines
@@ -335,16 +351,16 @@ def _pending_sort_key(job: Mapping[str, Any]) -> tuple[float, int]:
     return (-float(prio), int(job["job_number"]))
 
 
-def _pending_rows(jobs: Sequence[Mapping[str, Any]], opts: Options) -> list[_Row]:
+def pending_rows(jobs: Sequence[Mapping[str, Any]], opts: Options) -> list[JobRow]:
     """Pending lines (handle_pending_jobs): tasks of a job that share a state
     and their holds are grouped into one line with their range list, unless -g d."""
-    rows: list[_Row] = []
+    rows: list[JobRow] = []
     for job in sorted(jobs, key=_pending_sort_key):
         slots = int(job.get("slots", 1) or 1)
         pending = [t for t in _tasks(job) if not _is_running(t, job)]
         if not job.get("tasks"):
             if pending:
-                rows.append(_Row(job, job, slots=slots))
+                rows.append(JobRow(job, job, slots=slots))
             continue
         groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for task in pending:  # one line per state and kind of hold (job_create_hold_id_lists)
@@ -360,25 +376,25 @@ def _pending_rows(jobs: Sequence[Mapping[str, Any]], opts: Options) -> list[_Row
                     ids.append(int(task["task_number"]))
             if opts.expand_arrays:
                 for tid in sorted(ids):
-                    rows.append(_Row(job, tasks[0], slots=slots, task_id=str(tid)))
+                    rows.append(JobRow(job, tasks[0], slots=slots, task_id=str(tid)))
             else:
                 explicit = [t for t in tasks if "ranges" in t]
                 if len(tasks) == 1 and explicit:
                     text = format_task_ranges(explicit[0]["ranges"])
                 else:
                     text = format_task_ranges(compress_task_ids(ids))
-                rows.append(_Row(job, tasks[0], slots=slots, task_id=text))
+                rows.append(JobRow(job, tasks[0], slots=slots, task_id=text))
     return rows
 
 
-def _finished_rows(finished: Sequence[Mapping[str, Any]]) -> list[_Row]:
+def finished_rows(finished: Sequence[Mapping[str, Any]]) -> list[JobRow]:
     """The lines of ``-s z``: one per finished job, in the order they
     finished, an array's task ranges in its ja-task-ID column."""
     rows = []
     for job in finished:
         tasks = job.get("tasks") or ()
         text = ",".join(format_task_ranges(t["ranges"]) for t in tasks if "ranges" in t) or None
-        rows.append(_Row(job, job, slots=int(job.get("slots", 1) or 1), task_id=text))
+        rows.append(JobRow(job, job, slots=int(job.get("slots", 1) or 1), task_id=text))
     return rows
 
 
@@ -415,7 +431,7 @@ def _job_header(opts: Options) -> str:
     return head + "\n" + rule + "\n"
 
 
-def _job_line(row: _Row, opts: Options) -> str:
+def _job_line(row: JobRow, opts: Options) -> str:
     """One job line, field by field as job_stdout_job prints it."""
     show = row.print_jobid
     out: list[str] = []
@@ -467,7 +483,7 @@ def _job_line(row: _Row, opts: Options) -> str:
     return "".join(out)
 
 
-def _ext_usage(row: _Row) -> str:
+def _ext_usage(row: JobRow) -> str:
     """The -ext columns: cpu mem io, then the tickets and share."""
     na = "NA" if row.running else ""
     cpu = row.task.get("cpu") if row.task is not row.job else row.job.get("cpu")
@@ -490,18 +506,18 @@ def _ext_usage(row: _Row) -> str:
     return "".join(parts)
 
 
-def _resource_lines(row: _Row) -> str:
+def _resource_lines(row: JobRow) -> str:
     """The -r block under a job line (job_stdout_* handlers of qstat.c)."""
     job = row.job
     indent = " " * 7
     out = [f"{indent}Full jobname:     {printable(job.get('name', ''))}\n"]
     if row.queue and row.running:
-        master_queue = _granted(row.task, job)[0][0] if _granted(row.task, job) else row.queue
+        master_queue = granted_queues(row.task, job)[0][0] if granted_queues(row.task, job) else row.queue
         out.append(f"{indent}Master Queue:     {master_queue}\n")
     if job.get("pe"):
         out.append(f"{indent}Requested PE:     {job['pe']} {job.get('pe_range', '')}\n")
     if row.running and job.get("granted_pe"):
-        total = sum(s for _, s in _granted(row.task, job))
+        total = sum(s for _, s in granted_queues(row.task, job))
         out.append(f"{indent}Granted PE:       {job['granted_pe']} {total}\n")
     if job.get("checkpoint"):
         out.append(f"{indent}Checkpoint Env.:  {job['checkpoint']}\n")
@@ -535,7 +551,7 @@ def _resource_lines(row: _Row) -> str:
     return "".join(out)
 
 
-def _render_rows(rows: Iterable[_Row], opts: Options) -> str:
+def _render_rows(rows: Iterable[JobRow], opts: Options) -> str:
     out = []
     for row in rows:
         out.append(_job_line(row, opts))
@@ -564,11 +580,10 @@ def format_job_list(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | N
     """
     opts = _options(opts, switches)
     opts.full = False
-    names = list(queues) if queues is not None else _default_queue_order(
-        q for job in jobs for task in _tasks(job) for q, _ in _granted(task, job))
-    rows = [row for _, row in _running_rows(jobs, names, opts)]
-    rows += _pending_rows(jobs, opts)
-    rows += _finished_rows(finished)
+    names = listing_queue_order(jobs, queues)
+    rows = [row for _, row in running_rows(jobs, names, opts)]
+    rows += pending_rows(jobs, opts)
+    rows += finished_rows(finished)
     if not rows:
         return ""
     return _job_header(opts) + _render_rows(rows, opts)
@@ -617,20 +632,20 @@ def format_full(queues: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str,
     opts = _options(opts, switches)
     opts.full = True
     names = [str(q["name"]) for q in queues]
-    running = _running_rows(jobs, names, opts)
+    running = running_rows(jobs, names, opts)
     out = []
     if queues:
         out.append(_queue_header(opts, load_name))
     for queue in queues:
         out.append(_queue_line(queue, opts))
         out.append(_render_rows((r for q, r in running if q == queue["name"]), opts))
-    pending = _pending_rows(jobs, opts)
+    pending = pending_rows(jobs, opts)
     if pending:
         out.append(_pending_banner(opts))
         out.append(_render_rows(pending, opts))
     if finished:
         out.append(_pending_banner(opts, _FINISHED_BANNER))
-        out.append(_render_rows(_finished_rows(finished), opts))
+        out.append(_render_rows(finished_rows(finished), opts))
     return "".join(out)
 
 
@@ -669,7 +684,7 @@ def _xml_escape(text: Any) -> str:
             .replace('"', "&quot;").replace("'", "&apos;"))
 
 
-def _xml_job(row: _Row, opts: Options, indent: str, section: str) -> str:
+def _xml_job(row: JobRow, opts: Options, indent: str, section: str) -> str:
     """A ``<job_list>`` element (qstat_xml_job)."""
     fields: list[tuple[str, Any]] = [("JB_job_number", int(row.job["job_number"])),
                                      ("JAT_prio", f"{float(row.get('prio', 0.0)):.5f}")]
@@ -722,7 +737,7 @@ def _xml_job(row: _Row, opts: Options, indent: str, section: str) -> str:
     return f'{indent}<job_list state="{section}">\n{body}{indent}</job_list>\n'
 
 
-def _xml_queue(queue: Mapping[str, Any], rows: Iterable[_Row], opts: Options) -> str:
+def _xml_queue(queue: Mapping[str, Any], rows: Iterable[JobRow], opts: Options) -> str:
     """A ``<Queue-List>`` element of ``qstat -f -xml``."""
     fields: list[tuple[str, Any]] = [
         ("name", queue["name"]), ("qtype", queue.get("qtype", "")),
@@ -757,17 +772,16 @@ def format_xml(jobs: Sequence[Mapping[str, Any]], queues: Sequence[Mapping[str, 
     out = [_XML_HEAD, "  <queue_info>\n"]
     if full:
         qdicts = [q for q in queues or () if isinstance(q, Mapping)]
-        running = _running_rows(jobs, [str(q["name"]) for q in qdicts], opts)
+        running = running_rows(jobs, [str(q["name"]) for q in qdicts], opts)
         for queue in qdicts:
             out.append(_xml_queue(queue, (r for q, r in running if q == queue["name"]), opts))
     else:
-        names = [str(q) for q in queues] if queues is not None else _default_queue_order(
-            q for job in jobs for task in _tasks(job) for q, _ in _granted(task, job))
+        names = listing_queue_order(jobs, [str(q) for q in queues] if queues is not None else None)
         out.extend(_xml_job(r, opts, "    ", "running")
-                   for _, r in _running_rows(jobs, names, opts))
+                   for _, r in running_rows(jobs, names, opts))
     out.append("  </queue_info>\n  <job_info>\n")
-    out.extend(_xml_job(r, opts, "    ", "pending") for r in _pending_rows(jobs, opts))
-    out.extend(_xml_job(r, opts, "    ", "zombie") for r in _finished_rows(finished))
+    out.extend(_xml_job(r, opts, "    ", "pending") for r in pending_rows(jobs, opts))
+    out.extend(_xml_job(r, opts, "    ", "zombie") for r in finished_rows(finished))
     out.append("  </job_info>\n</job_info>\n")
     return "".join(out)
 
@@ -826,7 +840,7 @@ def format_job_detail(job: Mapping[str, Any], scheduling_info: Sequence[str] = (
     ja_ad_predecessor_list ja_ad_successor_list [int] project ar_id
     array (start, end, step) task_concurrency context [(name, value)] binding
     job_type [str] (e.g. ["binary"]) and ``tasks``: [{task_number, running,
-    cpu, mem, io, vmem, maxvmem, binding, messages [str]}].
+    cpu, mem, io, vmem, maxvmem, binding, messages [str], resource_map (str|None)}].
     """
     j = job
     out = ["=" * 62 + "\n"]
@@ -969,6 +983,10 @@ def _task_usage(tasks: Sequence[Mapping[str, Any]]) -> str:
         # reset inside the loop).
         out.append(f"binding {int(task['task_number']):7d}:            "
                    f"{printable(task.get('binding') or 'NONE')}\n")
+    for task in running:
+        # sge_rsmap(5): Open Cluster Scheduler's "resource_map" line (8.1.9 has no RSMAP)
+        if task.get("resource_map"):
+            out.append(f"resource_map {int(task['task_number']):2d}:            {printable(task['resource_map'])}\n")
     for task in tasks:
         for k, message in enumerate(task.get("messages") or ()):
             label = "error reason" if k == 0 else " " * 12

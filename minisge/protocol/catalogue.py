@@ -623,7 +623,9 @@ STORED_JOB_REQUEST = Record(JOB_REQUEST.fields, extra=True, rule=_job_request_ru
 _SUBMITTED = {"job_id": req(Int(1, MAX_JOB_ID)), "name": opt(Str(MAX_PATH)),
               "array": opt(Maybe(Pair(Int(), Int(), Int()))),
               "warnings": opt(LINES),  # qsub -w w
-              "scheduled": opt(Bool())}  # qsub -now y: the job's one pass started it
+              "scheduled": opt(Bool()),  # qsub -now y: the job's one pass started it
+              # qsub -sync r: the task that started first, 0 when the job ended before any did
+              "started": opt(Int(0, MAX_INT))}
 
 PING = _op("ping", COMMAND, "Is the daemon there? (minisge start, status)", {},
            reply={"host": req(Str()), "cell": req(Str()), "jobs": req(COUNT),
@@ -633,8 +635,9 @@ PING = _op("ping", COMMAND, "Is the daemon there? (minisge start, status)", {},
 SHUTDOWN = _op("shutdown", COMMAND, "Stop the cell (a manager only).", {}, reply={})
 SUBMIT = _op(
     "submit", COMMAND,
-    "qsub: a job request; with sync, a first reply (more) when it is submitted and the final one at its end.",
-    {"request": req(JOB_REQUEST), "sync": opt(Bool())},
+    "qsub: a job request; with sync (-sync y|x: its end) or sync_start (-sync r: its start), a first"
+    " reply (more) when it is submitted, one when a task started (sync_start), the final one at its end.",
+    {"request": req(JOB_REQUEST), "sync": opt(Bool()), "sync_start": opt(Bool())},
     reply={**_SUBMITTED, "tasks": opt(ListOf(Json()))},
     more=_SUBMITTED,
     refusal="Unable to run job: job rejected: {}\nExiting.",
@@ -825,6 +828,8 @@ _START = {
     "mailer": opt(Maybe(Str(MAX_PATH))),  # sge_conf(5) mailer, for qsub -m
     "rsh_command": opt(Maybe(Str(MAX_PATH))),  # sge_conf(5) rsh_command, for SGE_RSH_COMMAND of a tight PE
     "dispatched": opt(Num(0, 1e12)),  # when the qmaster dispatched this run: echoed in its end report
+    # sge_rsmap(5): the instances of each resource map granted on the receiving host (SGE_HGR_<name>)
+    "resource_map": opt(MapOf(NAME, ListOf(Str(MAX_NAME)))),
 }
 START = _op("start", QMASTER, "Start a task of a job (the job's request and its queue's settings).", _START)
 SIGNAL = _op("signal", QMASTER, "Send a signal to a task's job.", {**_TASK, "signal": opt(SIGNAL_NAME)})

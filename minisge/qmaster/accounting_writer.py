@@ -131,6 +131,7 @@ def record_for(job: Job, task: Task, report: dict[str, Any], failed: int,
         maxvmem=f("maxvmem"),
         arid=int(job.spec.get("ar") or 0),
         ar_submission_time=0,
+        resource_map=task.resource_map_text(),  # minisge's 46th field (sge_rsmap(5))
     )
 
 

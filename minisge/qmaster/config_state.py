@@ -27,10 +27,12 @@ from minisge.formats import (
     project,
     queue_conf,
     resource_quota,
+    rsmap,
     sched_conf,
     sge_conf,
     sge_pe,
     sge_types,
+    user,
     wc_queue,
 )
 from minisge.formats import complex as complex_fmt
@@ -71,6 +73,18 @@ def granted_master(task: Task) -> Grant:
     return m
 
 
+def resource_maps_held(jobs: Mapping[int, Job]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """sge_rsmap(5): the instances of each resource map the dispatched tasks
+    hold, per host (released when the task leaves the job)."""
+    held: dict[str, dict[str, list[str]]] = {}
+    for job in jobs.values():
+        for t in job.tasks.values():
+            for g in t.granted:
+                for name, ids in g.resource_map.items():
+                    held.setdefault(g.host, {}).setdefault(name, []).extend(ids)
+    return {h: {n: tuple(ids) for n, ids in maps.items()} for h, maps in held.items()}
+
+
 def _consumable_kind(attr: complex_fmt.ComplexAttr | None) -> Consumable | None:
     return attr.consumable if attr is not None else None
 
@@ -89,7 +103,7 @@ def complex_list(lines: list[str], path: str) -> complex_fmt.ComplexList:
 OBJECT_PARSERS: dict[str, Callable[[str, str], Any]] = {
     "cqueues": queue_conf.parse, "pe": sge_pe.parse, "exec_hosts": host_conf.parse,
     "hostgroups": hostgroup.parse, "usersets": access_list.parse, "projects": project.parse,
-    "resource_quotas": resource_quota.parse, "centry": centry_text_to_line,
+    "resource_quotas": resource_quota.parse, "centry": centry_text_to_line, "users": user.parse,
 }
 
 
@@ -102,13 +116,13 @@ def _bad_value_kind(attr: complex_fmt.ComplexAttr, value: str) -> str | None:
             sge_types.parse_time(value)
         elif t == "MEMORY":
             sge_types.parse_memory(value)
-        elif t in ("INT", "DOUBLE"):
+        elif t in ("INT", "DOUBLE", "RSMAP"):  # sge_rsmap(5): a request asks for a number of instances
             sge_types.parse_number(value)
         elif t == "BOOL":
             if value.lower() not in ("true", "false", "1", "0", "t", "f", "yes", "no", "y", "n"):
                 return "boolean"
     except sge_types.SpecifierError:
-        return {"TIME": "time", "MEMORY": "memory", "INT": "integer", "DOUBLE": "double"}[t]
+        return {"TIME": "time", "MEMORY": "memory", "INT": "integer", "DOUBLE": "double", "RSMAP": "integer"}[t]
     return None
 
 
@@ -128,6 +142,7 @@ class ConfigState:
         self.hostgroups: dict[str, hostgroup.HostGroup] = {}
         self.usersets: dict[str, access_list.AccessList] = {}
         self.projects: dict[str, project.Project] = {}
+        self.users: dict[str, user.User] = {}  # user objects (qconf -Auser), with their share tree usage
         self.rqs: dict[str, resource_quota.ResourceQuotaSet] = {}
         self.complexes: complex_fmt.ComplexList = complex_fmt.ComplexList(())
         self.global_conf: sge_conf.Configuration = sge_conf.Configuration()
@@ -160,6 +175,7 @@ class ConfigState:
         self.hostgroups = objects["hostgroups"]
         self.usersets = objects["usersets"]
         self.projects = objects["projects"]
+        self.users = objects["users"]
         self.rqs = objects["resource_quotas"]
         self.complexes = complex_list(list(objects["centry"].values()), os.path.join(sp.dir, "centry"))
         p, t = sp.read_common("configuration")
@@ -277,7 +293,7 @@ class ConfigState:
         tables: dict[str, Mapping[str, Any]] = {
             "cqueues": self.cqueues, "pes": self.pes, "exec_hosts": self.exec_hosts,
             "hostgroups": self.hostgroups, "usersets": self.usersets, "projects": self.projects,
-            "rqs": self.rqs,
+            "rqs": self.rqs, "users": self.users,
         }
         return tables[store]
 
@@ -299,6 +315,8 @@ class ConfigState:
                 self.projects = table
             case "rqs":
                 self.rqs = table
+            case "users":
+                self.users = table
             case _:
                 raise KeyError(store)
 
@@ -548,6 +566,8 @@ class ConfigState:
                 if t.granted_pe:
                     pe_used[t.granted_pe] = pe_used.get(t.granted_pe, 0) + t.slots
         qi_booked, host_booked, global_booked = self.booked_consumables(jobs)
+        running_tasks = self.running_entries(jobs)
+        rsmap_used = resource_maps_held(jobs)
         qis = []
         for static in self._static_qinstances():
             name = static.name
@@ -562,7 +582,8 @@ class ConfigState:
                 continue
             hosts[h] = scheduler.HostInfo(name=h, load=self.scaled_load(h), values=dict(eh.complex_values),
                                           consumed=host_booked.get(h, {}), user_lists=eh.user_lists,
-                                          xuser_lists=eh.xuser_lists, projects=eh.projects, xprojects=eh.xprojects)
+                                          xuser_lists=eh.xuser_lists, projects=eh.projects, xprojects=eh.xprojects,
+                                          rsmap_used=rsmap_used.get(h, {}))
         pes = {
             n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule, tuple(pe.user_lists),
                             tuple(pe.xuser_lists), pe.job_is_first_task, pe.urgency_slots)
@@ -606,7 +627,7 @@ class ConfigState:
                 submission_time=job.submission_time, deadline=deadline,
                 execution_time=job.execution_time, ar=int(spec.get("ar") or 0),
                 duration=job_duration(requests.get("h_rt"), default_duration),
-                interactive=bool(spec.get("interactive"))), eligible)
+                interactive=bool(spec.get("interactive")), reserve=bool(spec.get("reserve"))), eligible)
         global_host = self.exec_hosts.get("global")
         return scheduler.Snapshot(
             qinstances=tuple(qis),
@@ -628,7 +649,31 @@ class ConfigState:
                 name="global", user_lists=global_host.user_lists, xuser_lists=global_host.xuser_lists,
                 projects=global_host.projects, xprojects=global_host.xprojects,
             ) if global_host else scheduler.HostInfo("global"),
+            max_reservation=self.sched_conf.max_reservation,
+            duration_offset=self.sched_conf.duration_offset,
+            running_tasks=running_tasks,
         )
+
+    def running_entries(self, jobs: Mapping[int, Job]) -> tuple[scheduler.ScheduleEntry, ...]:
+        """The tasks holding queue instances, each with the time it is expected
+        to free them (sched_conf(5): its start + ``h_rt``, else
+        ``default_duration``, + ``DURATION_OFFSET``): what resource
+        reservation plans with, and the schedule file lists (params
+        MONITOR).  None without either."""
+        if self.sched_conf.max_reservation <= 0 and not self.sched_conf.monitor:
+            return ()
+        default_duration = self.sched_conf.default_duration_seconds
+        offset = self.sched_conf.duration_offset
+        out = []
+        for job in jobs.values():
+            requests = dict(job.spec.get("hard_resources") or {})
+            duration = job_duration(requests.get("h_rt"), default_duration) + offset
+            for t in job.tasks.values():
+                if t.granted:
+                    out.append(scheduler.ScheduleEntry(
+                        job.number, t.task_id, "SUSPENDED" if t.suspended else "RUNNING", t.start_time, duration,
+                        tuple((g.cqueue, g.host, g.slots) for g in t.granted), requests, t.granted_pe or None))
+        return tuple(out)
 
     def booked_consumables(self, jobs: Mapping[int, Job]) -> tuple[dict, dict, dict]:
         """complex(5) "the internal bookkeeping will subtract from this total
@@ -658,7 +703,7 @@ class ConfigState:
             for layer in layers:
                 for k, v in layer.items():
                     try:
-                        out[k] = parse_number(str(v))
+                        out[k] = parse_number(rsmap.amount_text(str(v)))
                     except SpecifierError:
                         pass
             return out
@@ -798,6 +843,7 @@ class ConfigState:
             "login_shells": list(self.global_conf.login_shells),
             "mailer": self.mailer(m.host),  # qsub -m: the execd sends the mails
             "rsh_command": self.rsh_command(m.host, task.granted_pe),
+            "resource_map": task.resource_map_on(m.host),  # sge_rsmap(5): SGE_HGR_<name> on this host
         }
 
     def rsh_command(self, host: str, pe_name: str | None) -> str | None:

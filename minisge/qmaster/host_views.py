@@ -19,7 +19,7 @@ import pwd
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from minisge.formats import access_list, wc_queue
+from minisge.formats import access_list, rsmap, wc_queue
 from minisge.formats.complex import Consumable
 from minisge.formats.sge_types import SpecifierError, format_double, parse_number
 from minisge.output.resource_value import resource_text
@@ -126,7 +126,7 @@ def _host_resources(qm: Qmaster, host: str, booked: tuple[dict, dict, dict]) -> 
                 continue
             if attr.consumable is not Consumable.NO:
                 try:
-                    free = parse_number(str(raw)) - consumed.get(attr.name, 0.0)
+                    free = parse_number(rsmap.amount_text(str(raw))) - consumed.get(attr.name, 0.0)
                 except SpecifierError:
                     continue
                 add(letter + "c", attr.name, format_double(free))

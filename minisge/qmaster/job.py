@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from minisge.formats import rsmap
 from minisge.qmaster.range_list import RangeList
 
 RUNNING = "running"
@@ -25,11 +26,13 @@ RESCHEDULING = "rescheduling"  # Rq: qmod -r, its run is being killed; pending o
 
 @attrs.define
 class Grant:
-    """Slots granted in one queue instance."""
+    """Slots granted in one queue instance, and the instances of each
+    resource map (sge_rsmap(5)) granted with them on its host."""
 
     cqueue: str
     host: str
     slots: int
+    resource_map: dict[str, list[str]] = attrs.field(factory=dict)
 
     @property
     def qinstance(self) -> str:
@@ -54,6 +57,22 @@ class Task:
     @property
     def suspended(self) -> bool:
         return bool(self.suspended_by)
+
+    def resource_map_text(self) -> str:
+        """sge_rsmap(5): the instances the task holds, as Open Cluster Scheduler's
+        ``qstat -j`` shows them (``gpu=host1=(0 1),gpu=host2=(0)``); "" if none."""
+        hosts = dict.fromkeys(g.host for g in self.granted)
+        return ",".join(f"{name}={host}=({rsmap.id_text(ids)})"
+                        for host in hosts for name, ids in sorted(self.resource_map_on(host).items()) if ids)
+
+    def resource_map_on(self, host: str) -> dict[str, list[str]]:
+        """sge_rsmap(5): the instances of each resource map the task holds on ``host``."""
+        out: dict[str, list[str]] = {}
+        for g in self.granted:
+            if g.host == host:
+                for name, ids in g.resource_map.items():
+                    out.setdefault(name, []).extend(ids)
+        return out
 
     @property
     def slots(self) -> int:

@@ -23,7 +23,7 @@ import attrs
 
 from minisge.formats import submit_options
 from minisge.formats.sge_types import is_decimal
-from minisge.qmaster import job_dependencies, submit_checks
+from minisge.qmaster import job_dependencies
 from minisge.qmaster.config_state import ConfigState
 from minisge.qmaster.job import RUNNING, Job
 
@@ -430,7 +430,4 @@ def modify(job: Job, changes: Mapping[str, Any], context_ops: list[list[Any]], h
     m.task_concurrency()
     if m.may_not_be_running and m.running:
         raise m.refuse(f"job {job.number} can't modify running jobs")
-    sc = config.sched_conf
-    m.lines += submit_checks.policy_warnings(changes, sc.max_reservation,
-                                             sc.weight_tickets_functional + sc.weight_tickets_share)
     return m.lines, not m.warned

@@ -22,6 +22,7 @@ silent):
 from __future__ import annotations
 
 import os
+import pwd
 import socket
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,10 +36,13 @@ from minisge.formats import (
     project,
     queue_conf,
     resource_quota,
+    rsmap,
     sched_conf,
     sge_conf,
     sge_pe,
     sge_types,
+    share_tree,
+    user,
     wc_queue,
 )
 from minisge.formats import complex as complex_fmt
@@ -495,8 +499,11 @@ def check_queue(a: Admin, conf) -> None:
                 raise Refused(f'Project "{n}" does not exist')
     for attr in ("complex_values", "load_thresholds", "suspend_thresholds"):
         for n in _decoded_names(conf, attr):
-            if a.cfg.complexes.get(n) is None:
+            found = a.cfg.complexes.get(n)
+            if found is None:
                 raise Refused(f'Complex attribute "{n}" does not exist')
+            if found.type.is_resource_map:  # sge_rsmap(5): "A resource map cannot be attached to a queue."
+                raise Refused(f'denied: RSMAP "{found.name}" cannot be attached to a queue, only to a host')
     for n in _decoded_names(conf, "subordinate_list"):
         if n == conf.qname:
             raise Refused(f'Cluster queue "{n}" can\'t get subordinated by itself')
@@ -527,6 +534,9 @@ def check_exechost(a: Admin, eh) -> None:
         problem = _value_problem(attr, value)
         if problem:
             raise Refused(problem)
+        if attr.type.is_resource_map and eh.hostname == "global":
+            raise Refused(f'denied: RSMAP "{attr.name}" can be attached to an execution host only, not to the '
+                          "global host (not supported by minisge)")
     for name, _factor in eh.load_scaling:  # 8.1.9 takes a shortcut too (and never scales by it)
         if a.cfg.complex_index.get(name) is None:
             raise Refused(f'denied: scaling attribute "{name}" is not configured for host "{eh.hostname}"')
@@ -534,6 +544,19 @@ def check_exechost(a: Admin, eh) -> None:
     for n in (*eh.projects, *eh.xprojects):
         if n not in a.cfg.projects:
             raise Refused(f'Project "{n}" does not exist')
+
+
+def long_form_resource_maps(a: Admin, eh):
+    """sge_rsmap(5): a resource map is "stored and displayed" in its long
+    form (``gpu=4`` as ``gpu=4(0 1 2 3)``, ``4(0-3)`` likewise); ``eh``
+    passed :func:`check_exechost`."""
+    values = []
+    for name, value in eh.complex_values:
+        attr = a.cfg.complexes.get(name)
+        if attr is not None and attr.type.is_resource_map:
+            value = rsmap.write(rsmap.parse(value, attr.name))
+        values.append((name, value))
+    return attrs.evolve(eh, complex_values=tuple(values))
 
 
 _TYPE_WORDS = {"INT": "an integer", "DOUBLE": "a double", "MEMORY": "a memory", "TIME": "a time", "BOOL": "a boolean"}
@@ -547,6 +570,8 @@ def _value_problem(attr, value: str) -> str | None:
             sge_types.parse_memory(value)
         elif t == "TIME":
             sge_types.parse_time(value)
+        elif t == "RSMAP":
+            rsmap.parse(value, attr.name)
         elif t in ("INT", "DOUBLE"):
             sge_types.parse_number(value)
         elif t == "BOOL":
@@ -554,7 +579,9 @@ def _value_problem(attr, value: str) -> str | None:
                 raise SpecifierError(value)
         else:
             return None
-    except (SpecifierError, ValueError):
+    except (SpecifierError, ValueError) as err:
+        if t == "RSMAP":
+            return str(err)
         word = _TYPE_WORDS.get(t, "a")
         return f'attribute "{attr.name}" is not {word} value'
     return None
@@ -624,6 +651,8 @@ KINDS = {
                       lambda m: m.name, removed_list="host group entry"),
     "project": Kind("projects", "projects", project, "project", "project", "flat", check_project,
                     lambda m: m.name),
+    "user": Kind("users", "users", user, "user", "user", "flat", lambda a, m: check_user(a, m), lambda m: m.name,
+                 write=user.write_spool),
     "exechost": Kind("exec_hosts", "exec_hosts", host_conf, "exechost", "exechost", "flat", check_exechost,
                      lambda m: m.hostname, removed_list="execution host",
                      write=lambda m: host_conf.write(m, show_load=False)),
@@ -665,6 +694,8 @@ def add_from_file(kind_name: str) -> Callable:
         if name in _store(a, kind):
             raise Refused(f'{kind.noun} "{name}" already exists')
         kind.check(a, model)
+        if kind_name == "exechost":
+            model = long_form_resource_maps(a, model)
         _put(a, kind, model)
         ans.err.append(a.added(name, kind.list_name))
 
@@ -683,7 +714,12 @@ def modify_from_file(kind_name: str) -> Callable:
             raise Refused(f'denied: {kind.noun} "{name}" does not exist')
         kind.check(a, model)
         if kind_name == "exechost":
-            model = attrs.evolve(model, load_values=(), processors=_store(a, kind)[name].processors)
+            model = attrs.evolve(long_form_resource_maps(a, model), load_values=(),
+                                 processors=_store(a, kind)[name].processors)
+        if kind_name == "user":  # the usage is the qmaster's, not the file's
+            old = _store(a, kind)[name]
+            model = attrs.evolve(model, usage=old.usage, usage_time_stamp=old.usage_time_stamp,
+                                 project_usage=old.project_usage)
         _put(a, kind, model)
         ans.err.append(a.modified(name, kind.list_name))
 
@@ -1315,7 +1351,7 @@ def _flat_attr(a: Admin, ans: Answer, obj: str, mode, attr, value, target, path)
         raise Refused(_core(e, [attr]), f'error reading file: "{path}"') from e
     kind.check(a, new)
     if obj == "exechost":
-        new = attrs.evolve(new, load_values=(), processors=model.processors)
+        new = attrs.evolve(long_form_resource_maps(a, new), load_values=(), processors=model.processors)
     _put(a, kind, new)
     ans.out.extend(infos)
     ans.out.append(a.modified(name, kind.list_name))
@@ -1356,8 +1392,13 @@ def get_template(a: Admin, ans: Answer, args, text, path) -> None:
         "rqs": lambda n: resource_quota.write(resource_quota.ResourceQuotaSet(
             n, "NONE", True, (resource_quota.QuotaRule(limits=(resource_quota.Limit("slots", "0"),)),))),
     }
-    if kind not in makers:
+    if kind not in makers and kind != "sharetree":
         raise Refused(f"unknown object kind {kind}")
+    if kind == "sharetree":  # -astree, -mstree: the tree there is, else a root alone
+        tree = a.qm.share_usage.tree
+        ans.out.extend(_lines(share_tree.write(tree) if tree is not None
+                              else "id=0\nname=Root\ntype=0\nshares=1\nchildnodes=NONE\n"))
+        return
     if kind == "exechost" and name:
         edit = a.cfg.exec_hosts.get(a.resolve_host(name) or name)
         if edit is not None:  # -me HOST: the configuration without the reported values
@@ -1386,12 +1427,83 @@ def s_not_one(kind: str) -> Callable:
 
 
 def no_sharetree(rc: int) -> Callable:
-    """``-sst``, ``-sstnode``, ``-rsstnode``, ``-mstnode``, ``-dstnode``: minisge keeps no share tree."""
+    """``-rsstnode``, ``-mstnode``, ``-dstnode``: 8.1.9's answer with no share
+    tree; with one, minisge does not edit single nodes (it says so)."""
 
     def run(a: Admin, ans: Answer, args, text, path) -> None:
+        if a.qm.share_usage.tree is not None:
+            unsupported(a, ans, args, text, path)
         raise Refused("No sharetree", rc=rc)
 
     return run
+
+
+def s_sharetree_node(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-sstnode node_path,...``: ``/path=shares`` of each node (a path of
+    names from below the root, ``/`` the root); with no tree ``No sharetree``."""
+    tree = a.qm.share_usage.tree
+    if tree is None:
+        raise Refused("No sharetree", rc=0)
+    _need(args, 1)
+    paths = {"/" + "/".join((*p[1:], n.name)) if d else "/": n for d, n, p in tree.walk()}
+    missing = []
+    for want in _names(args[0]):
+        key = "/" + want.strip("/") if want.strip("/") else "/"
+        node = paths.get(key)
+        if node is None:
+            missing.append(f'Unable to find "{want}" in sharetree')
+        else:
+            ans.out.append(f"{key}={node.shares}")
+    if missing:
+        raise Refused(*missing, rc=1)
+
+
+def _known_tree_name(a: Admin, name: str) -> bool:
+    """A share tree leaf names a user (one with a user object or a login) or a project, or is ``default``."""
+    if name == "default" or name in a.cfg.projects or name in a.qm.share_usage.users:
+        return True
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def put_sharetree(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-Astree file``, ``-Mstree file``: the share tree (share_tree(5)) from a file."""
+    try:
+        tree = share_tree.parse(text or "", path)
+    except FormatError as e:
+        raise Refused(e.message, f'error reading file: "{path}"') from e
+    for n in tree.nodes:
+        if not n.children and n.id != tree.root.id and not _known_tree_name(a, n.name):
+            raise Refused(f'denied: share tree contains reference to unknown user/project "{n.name}"')
+    a.qm.share_usage.set_tree(tree)
+    ans.err.append("changed sharetree")
+
+
+def s_sharetree(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-sstree``: the share tree file; none: ``no sharetree element``."""
+    tree = a.qm.share_usage.tree
+    if tree is None:
+        raise Refused("no sharetree element")
+    ans.out.extend(_lines(share_tree.write(tree)))
+
+
+def s_sharetree_indented(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-sst``: the share tree, one ``name=shares`` line per node, indented; none: ``No sharetree``."""
+    tree = a.qm.share_usage.tree
+    if tree is None:
+        raise Refused("No sharetree", rc=0)
+    ans.out.extend(_lines(share_tree.indented(tree)))
+
+
+def d_sharetree(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-dstree``."""
+    if a.qm.share_usage.tree is None:
+        raise Refused("sharetree does not exist")
+    a.qm.share_usage.set_tree(None)
+    ans.err.append(f"{a.who} removed sharetree list")
 
 
 def d_none(what: str) -> Callable:
@@ -1405,9 +1517,24 @@ def d_none(what: str) -> Callable:
 
 
 def s_user(a: Admin, ans: Answer, args, text, path) -> None:
-    """``-suser user_list``: minisge keeps no user objects (exit 0, as 8.1.9)."""
+    """``-suser user_list``: each user object (qconf -suser's five attributes);
+    an unknown name says so (exit 0, as 8.1.9)."""
     _need(args, 1)
-    raise Refused(*(f"{n} is not known as a user" for n in _names(args[0])), rc=0)
+    missing = []
+    for n in _names(args[0]):
+        u = a.cfg.users.get(n)
+        if u is None:
+            missing.append(f"{n} is not known as a user")
+        else:
+            ans.out.extend(_lines(user.write(u)))
+    if missing:
+        raise Refused(*missing, rc=0)
+
+
+def check_user(a: Admin, u: user.User) -> None:
+    """user(5): a ``default_project`` must be a project."""
+    if u.default_project and u.default_project not in a.cfg.projects:
+        raise Refused(f'denied: project "{u.default_project}" does not exist')
 
 
 def s_detached(a: Admin, ans: Answer, args, text, path) -> None:
@@ -1546,16 +1673,16 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-ssconf": (s_sched_conf, None),
     "-sckptl": (s_fixed("no ckpt interface definition defined"), None),
     "-scall": (s_fixed("no calendar defined"), None),
-    "-sstree": (s_fixed("no sharetree element"), None),
+    "-sstree": (s_sharetree, None),
     "-scal": (s_not_one("not a calendar"), None),
     "-sckpt": (s_not_one("not a checkpointing interface definition"), None),
-    "-sst": (no_sharetree(0), None),
-    "-sstnode": (no_sharetree(0), None),
+    "-sst": (s_sharetree_indented, None),
+    "-sstnode": (s_sharetree_node, None),
     "-rsstnode": (no_sharetree(0), None),
     "-mstnode": (no_sharetree(0), None),
     "-dstnode": (no_sharetree(1), None),
     "-suser": (s_user, None),
-    "-suserl": (show_list(lambda a: (), "user list"), None),
+    "-suserl": (show_list(lambda a: a.cfg.users, "user list"), None),
     "-sds": (s_detached, None),
     "-secl": (s_eventclients, None),
     "-sss": (s_scheduler_state, None),
@@ -1570,16 +1697,14 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-mckpt": (unsupported, "manager"),
     "-Mckpt": (unsupported, "manager"),
     "-dckpt": (d_none("checkpointing environment"), "manager"),
-    "-astree": (unsupported, "manager"),
-    "-Astree": (unsupported, "manager"),
-    "-mstree": (unsupported, "manager"),
-    "-Mstree": (unsupported, "manager"),
-    "-dstree": (s_fixed("sharetree does not exist"), "manager"),
+    "-Astree": (put_sharetree, "manager"),
+    "-Mstree": (put_sharetree, "manager"),
+    "-dstree": (d_sharetree, "manager"),
     "-auser": (unsupported, "manager"),
-    "-Auser": (unsupported, "manager"),
+    "-Auser": (add_from_file("user"), "manager"),
     "-muser": (unsupported, "manager"),
-    "-Muser": (unsupported, "manager"),
-    "-duser": (d_none("user"), "manager"),
+    "-Muser": (modify_from_file("user"), "manager"),
+    "-duser": (delete("user", lambda a, n: None), "manager"),
     "-clearusage": (unsupported, "manager"),
     "-cq": (need_manager("cleaning a queue requires manager privileges"), None),
     "-km": (k_master, None),

@@ -44,6 +44,7 @@ from minisge.qmaster.load_control import LoadControl
 from minisge.qmaster.outbox import ExecdLink, Outbox
 from minisge.qmaster.pe_tasks import PeTasks
 from minisge.qmaster.range_list import RangeList, TaskSelection
+from minisge.qmaster.share_usage import ShareUsage
 from minisge.qmaster.spool import QmasterSpool, SpoolError
 from minisge.qmaster.spool_backlog import SpoolBacklog
 from minisge.qmaster.unknown_hosts import UnknownHosts, stale_report
@@ -51,7 +52,7 @@ from minisge.qmaster.users import group_name, user_name
 from minisge.rules import exit_codes
 from minisge.rules import job_control as rules_job_control
 from minisge.rules.job_control import JOB_ACTIONS, QMOD_ACTIONS, QUEUE_ACTIONS
-from minisge.scheduler import schedd_message
+from minisge.scheduler import reservation, schedd_message
 
 log = logging.getLogger("minisge.qmaster")
 
@@ -94,6 +95,7 @@ class Qmaster:
         self.clock = clock
         self.spool = QmasterSpool(cell)
         self.config = ConfigState(self.spool, host)
+        self.share_usage = ShareUsage(self.spool, self.config)  # sge_share_tree(5): the tree and the users' usage
         self.jobs: dict[int, Job] = {}
         self.last_job_id = 0
         self.execds: dict[str, ExecdLink] = {}  # the connected execds by host
@@ -104,6 +106,7 @@ class Qmaster:
         self.job_waiters: dict[int, list[trio.MemorySendChannel[dict[str, Any]]]] = {}
         self.pending_reasons: dict[int, list[str]] = {}  # the last pass's reasons per job
         self.global_messages: list[str] = []  # the last pass's global messages (qstat -j)
+        self.job_reservations: dict[int, scheduler.ScheduleEntry] = {}  # the last pass's -R y reservations
         self.admin_uid = os.getuid()
         self.boot_time = clock()
         self.dirty: dict[int, Job] = {}  # changed jobs flush() is to spool
@@ -124,6 +127,7 @@ class Qmaster:
     # ------------------------------------------------------------ loading
     def load(self) -> None:
         self.config.load()
+        self.share_usage.load()
         self.reservations.load()
         self.last_job_id = self.spool.read_jobseqnum()
         for path, data in self.spool.load_jobs():
@@ -264,9 +268,7 @@ class Qmaster:
         job_id = self.last_job_id + 1
         if job_id > 9999999:  # Grid Engine wraps its job ids
             job_id = 1
-        sc = self.config.sched_conf
-        warnings = submit_checks.policy_warnings(req, sc.max_reservation,
-                                                 sc.weight_tickets_functional + sc.weight_tickets_share)
+        warnings: list[str] = []
         if verify != "n":
             try:
                 warning = self.verify_job(req, job_id, owner, uid, gid, verify)
@@ -863,6 +865,7 @@ class Qmaster:
         with gc_paused():
             snap = self.config.snapshot(self.jobs, self.execds, now=now)
             snap = self.load_control.apply(snap)  # thresholds, subordination: states a A S, suspend/resume
+            snap = self.with_tickets(snap, now)
             if self.reservations.ars:
                 snap = dataclasses.replace(snap, reservations=self.reservations.snapshot())
             plan = scheduler.schedule(snap)
@@ -870,6 +873,9 @@ class Qmaster:
         self.pending_reasons = schedd_message.kept_reasons(plan.reasons, snap.pending,
                                                            self.config.sched_conf.schedd_job_info)
         self.global_messages = plan.global_messages
+        self.job_reservations = {r.job_id: r for r in plan.reservations}
+        if self.config.sched_conf.monitor:
+            self.write_schedule(snap, plan)
         started = []
         for d in plan.dispatches:
             job = self.jobs[d.job_id]
@@ -880,7 +886,8 @@ class Qmaster:
                 task_id=d.task_id,
                 state=RUNNING,
                 start_time=now,
-                granted=[Grant(q, h, n) for (q, h, n) in d.granted],
+                granted=[Grant(q, h, n, dict(d.resource_maps[i]) if d.resource_maps else {})
+                         for i, (q, h, n) in enumerate(d.granted)],
                 granted_pe=d.pe or "",
                 restarted=job.restarted_pending.pop(d.task_id, 0),
             )
@@ -892,6 +899,30 @@ class Qmaster:
             self.load_control.dispatched()  # a superordinated queue instance may have filled up
         self.drop_unscheduled_immediate({job.number for job, _ in started})
         return started
+
+    def write_schedule(self, snap: scheduler.Snapshot, plan: scheduler.Plan) -> None:
+        """sched_conf(5) params MONITOR=1: the pass's schedule appended to
+        $SGE_ROOT/$SGE_CELL/common/schedule (running, starting and reserving
+        jobs, one line per resource: :func:`minisge.scheduler.reservation:schedule_lines`)."""
+        lines = reservation.schedule_lines(snap, reservation.pass_entries(snap, plan))
+        try:
+            with open(self.cell.common_file("schedule"), "a", encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in lines))
+        except OSError as e:
+            log.warning("cannot write the schedule file: %s", e)
+
+    def ticket_input(self, now: float, free_slots: int) -> tuple[Any, tuple[Any, ...]] | None:
+        """The ticket policies' input (sge_priority(5)) at ``now``: the share tree, usage, shares."""
+        return self.share_usage.ticket_input(self.jobs, now, self.config.sched_conf, self.config.projects,
+                                             free_slots, self.usage_of)
+
+    def with_tickets(self, snap: scheduler.Snapshot, now: float) -> scheduler.Snapshot:
+        """The snapshot with the ticket policies' input (ntckts of the dispatch order)."""
+        free = sum(max(0, qi.slots - qi.used) for qi in snap.qinstances)
+        found = self.ticket_input(now, free)
+        if found is None:
+            return snap
+        return dataclasses.replace(snap, tickets=found[0], ticket_tasks=found[1])
 
     def drop_unscheduled_immediate(self, started: set[int]) -> None:
         """qsub -now y (an immediate job): its one chance is the first pass
@@ -1006,6 +1037,7 @@ class Qmaster:
             await self.outbox.send(task.master.host, msg)
 
     async def start_task(self, job: Job, task: Task) -> None:
+        self.notify_waiters(job, event="started", task_id=task.task_id)  # qsub -sync r
         if task.master is None or task.master.host not in self.execds:
             return
         msg = self.config.start_message(job, task, self.spool.script_path(job.number))
@@ -1038,6 +1070,8 @@ class Qmaster:
             *self.config.accounting_facts(job, task))
         if not (task.start_time < self.boot_time and accounting_writer.already_written(self.cell.accounting, record)):
             self.account(record)
+            self.share_usage.job_finished(job.owner, job.spec.get("project") or None, record.cpu, record.mem,
+                                          record.io, self.clock(), self.config.sched_conf)
         del job.tasks[task.task_id]
         if outcome.requeue and not task.delete_requested:
             # Rq and RESTARTED=1 only for a reschedule (exit 99); a re-queue after a
@@ -1069,13 +1103,15 @@ class Qmaster:
         self.job_waiters.setdefault(job_id, []).append(send)
         return recv
 
-    def notify_waiters(self, job: Job, report: dict[str, Any] | None = None, event: str | None = None) -> None:
-        """Tell the waiting qsub -sync y / -now y of a task's end (``report``),
-        the job's end, or another ``event`` (``scheduled``)."""
+    def notify_waiters(self, job: Job, report: dict[str, Any] | None = None, event: str | None = None,
+                       task_id: int = 0) -> None:
+        """Tell the waiting qsub -sync y|r / -now y of a task's end (``report``),
+        the job's end, or another ``event``: ``scheduled`` (-now y), ``started``
+        (-sync r: task ``task_id`` was dispatched, its start message sent)."""
         for ch in self.job_waiters.get(job.number, []):
             try:
                 if event is not None:
-                    ch.send_nowait({"event": event})
+                    ch.send_nowait({"event": event, "task_id": task_id})
                     continue
                 if report is not None and not report.get("requeued"):
                     ch.send_nowait({"event": "task_end", "task_id": report["task_id"],

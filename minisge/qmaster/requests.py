@@ -140,7 +140,8 @@ class RequestHandler:
             raise RequestError(f"Unable to run job: {reason}\nExiting.")
         res = self.qm.submit(spec, peer.uid, peer.gid)
         immediate = bool(spec.get("now"))
-        if not req.get("sync") and not immediate:
+        to_end, to_start = bool(req.get("sync")), bool(req.get("sync_start"))
+        if not to_end and not to_start and not immediate:
             return ok_reply(**res)
         waiter = self.qm.add_waiter(res["job_id"])
         await send_more(ok_reply(**res))
@@ -152,9 +153,20 @@ class RequestHandler:
                     scheduled = ev["event"] == "scheduled"
                     if scheduled or ev["event"] == "job_end":
                         break
-                if not req.get("sync") or not scheduled:
+                if not (to_end or to_start) or not scheduled:
                     return ok_reply(job_id=res["job_id"], scheduled=scheduled)
                 await send_more(ok_reply(job_id=res["job_id"], scheduled=True))
+            if to_start:  # -sync r: the first task dispatched, or the job's end before any
+                started = 0
+                async for ev in waiter:
+                    if ev["event"] == "started":
+                        started = ev["task_id"]
+                        break
+                    if ev["event"] == "job_end":
+                        break
+                if not to_end or not started:
+                    return ok_reply(job_id=res["job_id"], started=started)
+                await send_more(ok_reply(job_id=res["job_id"], started=started))
             async for ev in waiter:
                 if ev["event"] == "task_end":
                     ends.append(ev)

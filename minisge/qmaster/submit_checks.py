@@ -13,8 +13,7 @@ adds who may use it and its window).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Container, Iterable
 
 
 def priority_refusal(priority: int, is_operator: bool) -> str | None:
@@ -55,26 +54,4 @@ def slots_request_refusal(requested: Iterable[str], full_name: Callable[[str], s
     if any(full_name(name) == "slots" for name in requested):
         return '"job" denied: use parallel environments instead of requesting slots explicitly'
     return None
-
-
-#: what minisge does not do yet that 8.1.9 would do with the scheduler
-#: configured for it (issue 15: resource reservation, ticket policies)
-RESERVATION_NOT_YET = ("warning: minisge reserves no resources yet (max_reservation is not acted on): "
-                       "-R y is kept with the job, not used")
-JOB_SHARE_NOT_YET = ("warning: minisge has no functional or share tree policy yet: "
-                     "-js is kept with the job, not used")
-
-
-def policy_warnings(changes: Mapping[str, Any], max_reservation: int, ticket_weights: int) -> list[str]:
-    """qsub(1)/qalter(1) -R y and -js: 8.1.9 acts on them only when the
-    scheduler reserves (sched_conf max_reservation above 0) or weighs
-    functional or share tree tickets; there minisge says it does not yet.
-    With the defaults (0) 8.1.9 does nothing with them either, and
-    minisge says nothing."""
-    out = []
-    if changes.get("reserve") and max_reservation > 0:
-        out.append(RESERVATION_NOT_YET)
-    if changes.get("job_share") and ticket_weights > 0:
-        out.append(JOB_SHARE_NOT_YET)
-    return out
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from minisge.formats import queue_conf, sge_types
 from minisge.formats.sched_conf import schedd_job_info_lists
-from minisge.output.qstat_out import compress_task_ids, compress_task_runs
+from minisge.output.qstat_out import compress_task_ids, compress_task_runs, reservation_message
 from minisge.output.resource_value import resource_text
 from minisge.qmaster import job_dependencies
 from minisge.qmaster.job import ERROR, RESCHEDULING, Job, Task
@@ -17,7 +17,7 @@ from minisge.qmaster.qmaster import Qmaster
 from minisge.qmaster.qstat_select import Selection, UnknownResource, parse_requests
 from minisge.qmaster.users import user_name
 from minisge.rules import core_binding
-from minisge.scheduler import job_order, schedd_message
+from minisge.scheduler import job_order, schedd_message, tickets
 
 
 def _considered(job: Job) -> bool:
@@ -31,7 +31,8 @@ def priorities(qm: Qmaster, now: float | None = None, detail: bool = True) -> di
     """Each job's priority figures (sge_priority(5)) for qstat -pri/-urg/-ext/-r,
     computed by :mod:`minisge.scheduler.job_order` exactly as the scheduler orders its
     pass: urgency normalized over the jobs the scheduler considers (not
-    held), ntckts 0.5 (no ticket policy), the weights of the scheduler
+    held), ntckts from the ticket policies (:mod:`minisge.scheduler.tickets`,
+    0.5 when none gives tickets), the weights of the scheduler
     configuration.  A held job shows 0 in every column but its per-request
     contributions (``qstat -r``, computed for every job as qstat does; not
     without ``detail``, when only ``prio`` is shown)."""
@@ -40,13 +41,22 @@ def priorities(qm: Qmaster, now: float | None = None, detail: bool = True) -> di
     cx = qm.config.complex_index
     pes = qm.config.pes
     considered = [job_facts(job, now) for job in qm.jobs.values() if _considered(job)]
-    figs = job_order.figures(considered, cx, pes, weights, now)
+    free = sum(max(0, qi.slots - qi.used) for qi in qm.config.snapshot(qm.jobs, qm.execds, now=now).qinstances)
+    found = qm.ticket_input(now, free)
+    figs_t = tickets.tickets(found[1], found[0]) if found is not None else {}
+    nt, nt_default = tickets.job_ntckts(figs_t) if found is not None else ({}, 0.5)
+    per_job: dict[int, tickets.Tickets] = {}
+    for (job_id, _tid), t in sorted(figs_t.items()):
+        per_job.setdefault(job_id, t)
+    figs = job_order.figures(considered, cx, pes, weights, now, nt, nt_default)
     out: dict[int, dict] = {}
     for f in considered:
         g = figs[f.job_id]
+        tk = per_job.get(f.job_id)
         out[f.job_id] = {"prio": g.prio, "nurg": g.nurg, "nppri": g.nppri, "ntckts": g.ntckts, "urg": g.urg,
                          "rrcontr": g.rrcontr, "wtcontr": g.wtcontr, "dlcontr": g.dlcontr,
-                         "deadline": int(f.deadline), "hard_resources": list(g.per_request)}
+                         "deadline": int(f.deadline), "hard_resources": list(g.per_request),
+                         **(_ticket_keys(tk) if tk is not None else {})}
     for job in qm.jobs.values():
         if job.number in out:
             continue
@@ -58,6 +68,12 @@ def priorities(qm: Qmaster, now: float | None = None, detail: bool = True) -> di
         out[job.number] = {"prio": 0.0, "nurg": 0.0, "nppri": 0.0, "ntckts": 0.0, "urg": 0.0,
                            "rrcontr": 0.0, "wtcontr": 0.0, "dlcontr": 0.0, "hard_resources": list(per_request)}
     return out
+
+
+def _ticket_keys(t: tickets.Tickets) -> dict[str, float]:
+    """qstat -ext's tckts otckt ftckt stckt share (8.1.9 prints the counts truncated)."""
+    return {"tickets": t.tickets, "otickets": t.otickets, "ftickets": t.ftickets, "stickets": t.stickets,
+            "share": t.share}
 
 
 def _task_state(job: Job, task: Task | None) -> str:
@@ -140,6 +156,12 @@ def _detail_keys(job: Job, figures: dict) -> dict:
         "nurg": figures.get("nurg", 0.0),
         "nppri": figures.get("nppri", 0.0),
         "ntckts": figures.get("ntckts", 0.0),
+        "tickets": figures.get("tickets", 0.0),
+        "override_tickets": int(s.get("override_tickets") or 0),
+        "otickets": figures.get("otickets", 0.0),
+        "ftickets": figures.get("ftickets", 0.0),
+        "stickets": figures.get("stickets", 0.0),
+        "share": figures.get("share", 0.0),
         "urg": figures.get("urg", 0.0),
         "rrcontr": figures.get("rrcontr", 0.0),
         "wtcontr": figures.get("wtcontr", 0.0),
@@ -443,7 +465,11 @@ def job_detail(qm: Qmaster, ids: list[str], uid: int, xml: bool = False) -> dict
         return note is None or schedd_job_info_lists(setting, job.number) or job.number in qm.pending_reasons
 
     def messages(job: Job) -> list[str]:
-        return _job_messages(job, list(qm.pending_reasons.get(job.number, [])), dropped) if informed(job) else []
+        own = _job_messages(job, list(qm.pending_reasons.get(job.number, [])), dropped) if informed(job) else []
+        reserved = qm.job_reservations.get(job.number)  # sched_conf(5) max_reservation, qsub -R y
+        if reserved is not None and job.pending:
+            own.append(reservation_message(reserved.start, reserved.granted))
+        return own
 
     # schedd_mes_obtain_package: false keeps no other global message, job_list
     # adds its note after them, and a pass with no message at all says so
@@ -653,6 +679,7 @@ def detail_dict(job: Job, successors: Collection[int] = (), ad_successors: Colle
                 "io": 0.0,
                 **usage.get(t.task_id, {}),
                 "messages": [t.error_reason] if t.error_reason else [],
+                "resource_map": t.resource_map_text() or None,
             }
             for t in sorted(job.tasks.values(), key=lambda t: t.task_id)
         ],

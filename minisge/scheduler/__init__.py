@@ -18,6 +18,7 @@ booking                     :mod:`.booking`
 resource quotas             :mod:`.quota` (sge_resource_quota(5), qquota)
 load and suspend alarms     :mod:`.load_alarms` (queue_conf(5) thresholds, subordination)
 one task being placed       :mod:`.assignment`
+resource reservation        :mod:`.reservation` (sched_conf(5) max_reservation, qsub -R y)
 ==========================  ==================================================
 """
 
@@ -33,11 +34,13 @@ from minisge.scheduler.snapshot import (
     Plan,
     QInstance,
     Reservation,
+    ScheduleEntry,
     Snapshot,
     pending_tasks,
 )
 
 __all__ = [
-    "PE", "ComplexIndex", "Dispatch", "HostInfo", "PendingTask", "Plan", "QInstance", "Reservation", "Snapshot",
+    "PE", "ComplexIndex", "Dispatch", "HostInfo", "PendingTask", "Plan", "QInstance", "Reservation",
+    "ScheduleEntry", "Snapshot",
     "consumption", "debit", "dispatch_figures", "pending_tasks", "schedule",
 ]

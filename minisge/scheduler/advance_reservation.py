@@ -37,7 +37,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from minisge.scheduler.booking import debit
 from minisge.scheduler.matching import request_text
 from minisge.scheduler.queue_filter import ALL_DROPPED, full_message
-from minisge.scheduler.snapshot import Dispatch, PendingTask, PeRequest, Plan, QInstance, Reservation, Snapshot
+from minisge.scheduler.snapshot import (
+    Dispatch,
+    HostInfo,
+    PendingTask,
+    PeRequest,
+    Plan,
+    QInstance,
+    Reservation,
+    Snapshot,
+)
 
 Schedule = Callable[[Snapshot], Plan]
 
@@ -74,11 +83,31 @@ def _held(reservations: Iterable[Reservation], cx_levels: Callable[[QInstance], 
                 debit(snap.complexes, r.requests, n, i == 0, cx_levels(qi))
 
 
+def with_instances_taken(hosts: Mapping[str, HostInfo], placed: Iterable[Dispatch]) -> dict[str, HostInfo]:
+    """``hosts`` with the instances of resource maps (sge_rsmap(5)) that the
+    dispatches of an earlier part of the pass were granted taken too."""
+    taken: dict[str, dict[str, list[str]]] = {}
+    for d in placed:
+        for (_cqueue, host, _n), maps in zip(d.granted, d.resource_maps, strict=False):
+            for name, ids in maps.items():
+                taken.setdefault(host, {}).setdefault(name, []).extend(ids)
+    out = dict(hosts)
+    for h, maps in taken.items():
+        if h in out:
+            used = {n: tuple(ids) for n, ids in out[h].rsmap_used.items()}
+            for n, ids in maps.items():
+                used[n] = used.get(n, ()) + tuple(ids)
+            out[h] = dataclasses.replace(out[h], rsmap_used=used)
+    return out
+
+
 def shaped(snap: Snapshot, holding: Sequence[Reservation], pending: Sequence[PendingTask],
-           booked: Sequence[tuple[PendingTask, Dispatch]] = (), running: bool = True) -> Snapshot:
+           booked: Sequence[tuple[PendingTask, Dispatch]] = (), running: bool = True,
+           granted: Sequence[Dispatch] = ()) -> Snapshot:
     """``snap`` as the jobs outside the reservations see it: each instance's
     used slots are its running jobs' (``running``) outside the reservations,
-    what ``booked`` placed there, and the slots ``holding`` reserves."""
+    what ``booked`` placed there, and the slots ``holding`` reserves; the
+    resource map instances ``granted`` earlier in the pass are taken."""
     in_ar: dict[str, int] = {}
     for r in snap.reservations:
         for name, n in r.used.items():
@@ -113,7 +142,10 @@ def shaped(snap: Snapshot, holding: Sequence[Reservation], pending: Sequence[Pen
         base = max(0, qi.used - in_ar.get(qi.name, 0)) if running else 0
         qis.append(dataclasses.replace(qi, used=base + held.get(qi.name, 0) + placed.get(qi.name, 0),
                                        consumed=qi_consumed[qi.name]))
-    hosts = {h: dataclasses.replace(info, consumed=host_consumed.get(h, {})) for h, info in snap.hosts.items()}
+    hosts = with_instances_taken(
+        {h: dataclasses.replace(info, consumed=host_consumed.get(h, {}),
+                                rsmap_used=info.rsmap_used if running else {}) for h, info in snap.hosts.items()},
+        granted)
     pes = {n: dataclasses.replace(pe, used=(pe.used if running else 0) + pe_placed.get(n, 0))
            for n, pe in snap.pes.items()}
     return dataclasses.replace(snap, qinstances=tuple(qis), hosts=hosts, pes=pes, global_consumed=global_consumed,
@@ -125,13 +157,16 @@ def in_error_message(ar_id: int) -> str:
     return f"cannot run because requested advance reservation {ar_id} is in error state"
 
 
-def inside(snap: Snapshot, r: Reservation, pending: Sequence[PendingTask]) -> Snapshot:
+def inside(snap: Snapshot, r: Reservation, pending: Sequence[PendingTask],
+           placed: Sequence[Dispatch] = ()) -> Snapshot:
     """``snap`` as the jobs of the running reservation ``r`` see it: its
-    granted instances alone, with its slots, outside the quota sets."""
+    granted instances alone, with its slots, outside the quota sets; the
+    resource map instances ``placed`` earlier in the pass are taken."""
     granted = dict(r.granted)
     qis = tuple(dataclasses.replace(qi, slots=granted[qi.name], used=r.used.get(qi.name, 0))
                 for qi in snap.qinstances if qi.name in granted)
-    return dataclasses.replace(snap, qinstances=qis, pending=tuple(pending), quotas=None, reservations=())
+    return dataclasses.replace(snap, qinstances=qis, hosts=with_instances_taken(snap.hosts, placed),
+                               pending=tuple(pending), quotas=None, reservations=())
 
 
 def schedule_around(snap: Snapshot, run: Schedule) -> Plan:
@@ -157,7 +192,7 @@ def schedule_around(snap: Snapshot, run: Schedule) -> Plan:
             for t in tasks:
                 plan.reasons.setdefault(t.job_id, [in_error_message(ar_id)])
             continue
-        _merge(plan, run(inside(snap, r, tasks)), messages=False)
+        _merge(plan, run(inside(snap, r, tasks, plan.dispatches)), messages=False)
     groups: dict[frozenset[int], list[PendingTask]] = {}
     for t in others:
         key = frozenset(r.ar_id for r in snap.reservations if r.overlaps(snap.now, snap.now + t.duration))
@@ -166,7 +201,7 @@ def schedule_around(snap: Snapshot, run: Schedule) -> Plan:
     first = True
     for key in sorted(groups, key=lambda k: (-len(k), sorted(k))):
         tasks = groups[key]
-        sub = shaped(snap, [by_id[i] for i in sorted(key)], tasks, booked)
+        sub = shaped(snap, [by_id[i] for i in sorted(key)], tasks, booked, granted=plan.dispatches)
         part = run(sub)
         if key:
             _held_reasons(snap, shaped(snap, [], tasks, booked), sub, tasks, part)
@@ -199,6 +234,8 @@ def _held_reasons(snap: Snapshot, free: Snapshot, held: Snapshot, tasks: Sequenc
 
 
 def _merge(plan: Plan, part: Plan, messages: bool) -> None:
+    plan.reserved_after += [len(plan.dispatches) + n for n in part.reserved_after]
+    plan.reservations += part.reservations
     plan.dispatches += part.dispatches
     for job_id, reasons in part.reasons.items():
         plan.reasons.setdefault(job_id, reasons)

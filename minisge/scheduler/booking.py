@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeVar, overload
 
+from minisge.formats import rsmap
 from minisge.formats.complex import Consumable
+from minisge.formats.sge_types import SpecifierError
 from minisge.scheduler.complexes import ComplexIndex
 from minisge.scheduler.matching import Level, excl_jobs_key
 from minisge.scheduler.quota import QuotaLedger, QuotaRequest
@@ -83,7 +85,8 @@ def _write_down(mine: dict[K, V], theirs: dict[K, V]) -> None:
 class Book:
     """The working copy of what is used, updated as the pass places tasks."""
 
-    __slots__ = ("qi_used", "qi_consumed", "host_consumed", "global_consumed", "pe_used", "quota_ledger")
+    __slots__ = ("qi_used", "qi_consumed", "host_consumed", "global_consumed", "pe_used", "quota_ledger",
+                 "rsmap_taken")
 
     qi_used: dict[str, int]  # queue instance -> slots in use
     qi_consumed: dict[str, dict[str, float]]  # queue instance -> consumable -> booked
@@ -91,6 +94,7 @@ class Book:
     global_consumed: dict[str, float]
     pe_used: dict[str, int]  # PE -> slots in use
     quota_ledger: QuotaLedger | None  # the usage of the resource quota sets (None: no quotas)
+    rsmap_taken: dict[str, dict[str, list[str]]]  # host -> resource map -> instances taken (sge_rsmap(5))
 
     def __init__(self, snap: Snapshot) -> None:
         self.qi_used = {qi.name: qi.used for qi in snap.qinstances}
@@ -101,6 +105,8 @@ class Book:
         self.global_consumed = dict(snap.global_consumed)
         self.pe_used = {n: pe.used for n, pe in snap.pes.items()}
         self.quota_ledger = QuotaLedger(snap.quotas) if snap.quotas is not None else None
+        self.rsmap_taken = {h: {n: list(ids) for n, ids in info.rsmap_used.items()}
+                            for h, info in snap.hosts.items() if info.rsmap_used}
 
     def trial(self) -> Book:
         """A working copy for a trial placement (copy-on-write layers over
@@ -113,6 +119,7 @@ class Book:
         t.global_consumed = Layer(self.global_consumed)
         t.pe_used = Layer(self.pe_used)
         t.quota_ledger = self.quota_ledger
+        t.rsmap_taken = self.rsmap_taken  # written only once a placement is final (grant_resource_maps)
         return t
 
     def commit(self, trial: Book) -> None:
@@ -156,6 +163,41 @@ class Book:
             return
         for i, (cqueue, host, slots) in enumerate(placed.granted):
             self.quota_ledger.debit(quota_request(task, cqueue, host, slots, placed.pe, i == 0))
+
+    def grant_resource_maps(self, snap: Snapshot, requests: Mapping[str, str], placed: Dispatch) -> None:
+        """sge_rsmap(5): which instances of each resource map a placed task
+        gets on each of its queue instances' hosts -- as many as it books
+        there (per slot for YES, once in the master queue for JOB), the first
+        free ones in the host's configured order -- taken so that no later
+        task of the pass gets them; kept in ``placed.resource_maps``.  The
+        count was checked as for any consumable, so enough are free."""
+        cx = snap.complexes
+        if not cx.resource_maps:
+            return
+        wanted = consumption(cx, requests)
+        out: list[dict[str, list[str]]] = []
+        for i, (_cqueue, host, slots) in enumerate(placed.granted):
+            here: dict[str, list[str]] = {}
+            info = snap.hosts.get(host)
+            for attr in cx.resource_maps:
+                if attr.name not in wanted or info is None or attr.name not in info.values:
+                    continue
+                amount, mode = wanted[attr.name]
+                if mode is Consumable.JOB and i:
+                    continue
+                n = int(amount if mode is Consumable.JOB else amount * slots)
+                try:
+                    offered = rsmap.parse(info.values[attr.name])
+                except SpecifierError:
+                    continue
+                taken = self.rsmap_taken.setdefault(host, {}).setdefault(attr.name, [])
+                ids = offered.free(taken)[:n]
+                if ids:
+                    taken.extend(ids)
+                    here[attr.name] = ids
+            out.append(here)
+        if any(out):
+            placed.resource_maps = out
 
 
 def quota_request(task: PendingTask, cqueue: str, host: str, slots: int, pe: str | None,

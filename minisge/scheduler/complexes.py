@@ -16,7 +16,7 @@ from minisge.formats.sge_types import parse_number
 class ComplexIndex:
     """The complex list by name and by shortcut (a name wins over a shortcut)."""
 
-    __slots__ = ("_by", "clist", "exclusive", "forced", "_consumables")
+    __slots__ = ("_by", "clist", "exclusive", "forced", "resource_maps", "_consumables")
 
     def __init__(self, clist: ComplexList) -> None:
         self.clist = clist
@@ -30,6 +30,8 @@ class ComplexIndex:
         self.forced = tuple(a for a in clist.attrs if a.requestable is Requestable.FORCED)
         #: complex(5) relop EXCL: consumables of exclusive scheduling
         self.exclusive = tuple(a for a in self._consumables if a.relop is Relop.EXCL)
+        #: sge_rsmap(5) type RSMAP: consumables whose instances are granted by name
+        self.resource_maps = tuple(a for a in self._consumables if a.type.is_resource_map)
 
     def get(self, name: str) -> ComplexAttr | None:
         """The attribute of that name, else of that shortcut, else None."""

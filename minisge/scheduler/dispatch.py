@@ -18,7 +18,11 @@ plain data.  The stages, each in its module:
    best in queue sort order (:mod:`.queue_sort`) -- a parallel job by its
    PE's allocation rule (:mod:`.pe_allocation`) -- and book it
    (:mod:`.booking`) so that later tasks see it taken; a queue instance
-   that fills up joins the global messages.
+   that fills up joins the global messages;
+4. with sched_conf(5) ``max_reservation``: a ``-R y`` task that did not
+   fit is booked at the earliest time it will (:func:`reserve`), and every
+   later task is placed on the book as the reservations leave it during
+   its run (backfilling: :mod:`.reservation`).
 
 A job category found unplaceable keeps its reasons for every job of it.
 A queue instance without a free slot takes no task, so every task is first
@@ -30,7 +34,7 @@ per instance.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from minisge.scheduler import advance_reservation, job_order
 from minisge.scheduler.assignment import Assignment, Discard, by_cqueue
@@ -42,7 +46,8 @@ from minisge.scheduler.queue_filter import dropped_at_start, full_message
 from minisge.scheduler.queue_match import fits_within_quotas, host_access
 from minisge.scheduler.queue_sort import ranked as queue_sorted
 from minisge.scheduler.queue_sort import soft_violations
-from minisge.scheduler.snapshot import Dispatch, Plan, QInstance, Snapshot
+from minisge.scheduler.reservation import Utilization, amounts, book_dispatch, held_reasons, task_duration
+from minisge.scheduler.snapshot import Dispatch, PendingTask, Plan, QInstance, ScheduleEntry, Snapshot
 
 #: the reason of a job whose qsub -a time is still to come (sge_schedd_text.h)
 EXECUTION_TIME_NOT_REACHED = "execution time not reached"
@@ -77,12 +82,16 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
     access: dict[tuple[str, str, str | None], dict[str, str | None]] = {}  # (owner, group, project) -> verdicts
     g = snap.global_host
     global_host_restricts = bool(g.user_lists or g.xuser_lists or g.projects or g.xprojects)
+    # sched_conf(5) max_reservation: the utilization diagrams, only in a pass that may reserve
+    util = Utilization(snap) if snap.max_reservation > 0 and any(t.reserve for t in order) else None
     for task in order:
         cat = categories.get(task.job_id)
         if cat is None:
             cat = categories[task.job_id] = job_category(task)
         if cat in unplaceable:
             plan.reasons.setdefault(task.job_id, unplaceable[cat])
+            if util is not None:
+                reserve(snap, util, task, plan, cqueues)
             continue
         why = host_access(snap, snap.global_host, task) if global_host_restricts else None
         if why:  # the global host's access lists shut the job out of every host
@@ -98,16 +107,29 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
                     resources_are_static(snap.complexes, task.requests, snap.complexes.exclusive),
                     access.setdefault((task.owner, task.group, task.project), {}))
         a = Assignment(snap, task, cache, cqueues)
-        placed = place(a, book, [qi for qi in ranked if qi.slots > book.qi_used[qi.name]],
+        # backfilling: a job that would run into a reservation sees what it holds then
+        b = book if util is None or not util.reserved else util.backfill_book(
+            book, snap.now, snap.now + task_duration(snap, task))
+        placed = place(a, b, [qi for qi in ranked if qi.slots > b.qi_used[qi.name]],
                        Discard() if caches else [])
         reasons: list[str] = []
         if placed is None:
-            placed = place(a, book, ranked, reasons)
+            placed = place(a, b, ranked, reasons)
         if placed is None:
+            if b is not book:
+                reasons = held_reasons(snap, task, book, b, reasons)
             unplaceable[cat] = reasons = list(dict.fromkeys(reasons))  # each reason once
             plan.reasons.setdefault(task.job_id, reasons)
+            if util is not None:
+                reserve(snap, util, task, plan, cqueues)
             continue
+        if b is not book:
+            book_dispatch(snap, book, task, placed)
+        if util is not None:
+            util.add(snap.now, snap.now + task_duration(snap, task),
+                     amounts(snap, placed.granted, task.requests, placed.pe))
         plan.dispatches.append(placed)
+        book.grant_resource_maps(snap, task.requests, placed)
         book.debit_quotas(task, placed)
         for cqueue, host, _n in placed.granted:  # sge_split_queue_slots_free after a dispatch
             name = f"{cqueue}@{host}"
@@ -115,6 +137,34 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
                 dropped.add(name)
                 plan.global_messages.append(full_message(name))
     return plan
+
+
+def reserve(snap: Snapshot, util: Utilization, task: PendingTask, plan: Plan,
+            cqueues: Mapping[str, Sequence[QInstance]]) -> ScheduleEntry | None:
+    """sched_conf(5) max_reservation, qsub(1) -R y: a job that cannot start
+    now and asked for a reservation gets one, while the pass has made fewer
+    than ``max_reservation`` (the jobs in dispatch order: the highest
+    priority first; one per job): at the earliest time something booked
+    ends after which the pass's placement finds it room for its whole
+    duration, on the cell as it will be then.  It is booked into ``util``
+    and kept in the plan (for qstat -j and the schedule file)."""
+    if not task.reserve or len(plan.reservations) >= snap.max_reservation or \
+            any(r.job_id == task.job_id for r in plan.reservations):
+        return None
+    duration = task_duration(snap, task)
+    place: Place = place_pe if task.pe else place_single
+    a = Assignment(snap, task, None, cqueues)
+    ranked = queue_sorted(snap, snap.qinstances)
+    for start in util.ends():
+        placed = place(a, util.future_book(start, start + duration), ranked, Discard())
+        if placed is not None:
+            entry = ScheduleEntry(task.job_id, task.task_id, "RESERVING", start, duration,
+                                  tuple(placed.granted), task.requests, placed.pe)
+            util.reserve(entry)
+            plan.reservations.append(entry)
+            plan.reserved_after.append(len(plan.dispatches))
+            return entry
+    return None
 
 
 def not_before_execution_time(snap: Snapshot, plan: Plan) -> Snapshot:

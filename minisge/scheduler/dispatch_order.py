@@ -8,7 +8,7 @@ a ``Figures`` object per job: with 100,000 pending jobs those objects cost
 more than the placement.  It computes the same numbers with the same float
 operations in the same order as ``job_order.figures`` (urgency: resource
 contribution per (requests, PE), waiting time and deadline contributions;
-normalized urgency and POSIX priority; no tickets, so ``ntckts`` is 0.5),
+normalized urgency and POSIX priority; ``ntckts`` from the ticket policies, :func:`ntckts`),
 so the order is the same to the last bit; tests compare the two on random
 snapshots.  :func:`dispatch_figures` gives the figures themselves, as
 ``qstat -pri`` shows them.
@@ -16,7 +16,7 @@ snapshots.  :func:`dispatch_figures` gives the figures themselves, as
 
 from __future__ import annotations
 
-from minisge.scheduler import job_order
+from minisge.scheduler import job_order, tickets
 from minisge.scheduler.snapshot import PendingTask, Snapshot
 
 
@@ -33,10 +33,19 @@ def pending_facts(snap: Snapshot) -> list[job_order.JobFacts]:
     return [*seen.values(), *(f for f in snap.running if f.job_id not in seen)]
 
 
+def ntckts(snap: Snapshot) -> tuple[dict[int, float], float]:
+    """Each job's normalized tickets and the value of a job without any
+    (tickets.job_ntckts of the snapshot's ticket input; none: 0.5 for all)."""
+    if snap.tickets is None:
+        return {}, 0.5
+    return tickets.job_ntckts(tickets.tickets(snap.ticket_tasks, snap.tickets))
+
+
 def dispatch_figures(snap: Snapshot) -> dict[int, job_order.Figures]:
     """sge_priority(5) figures of the pending jobs (normalized together with
     the running ones), as the pass orders them."""
-    return job_order.figures(pending_facts(snap), snap.complexes, snap.pes, snap.weights, snap.now)
+    nt, default = ntckts(snap)
+    return job_order.figures(pending_facts(snap), snap.complexes, snap.pes, snap.weights, snap.now, nt, default)
 
 
 def priorities(snap: Snapshot) -> dict[int, float]:
@@ -84,10 +93,11 @@ def priorities(snap: Snapshot) -> dict[int, float]:
     low, high = min(urgs), max(urgs)
     wp, wu, wt = weights.priority, weights.urgency, weights.ticket
     span = high - low
+    nt, default = ntckts(snap)
     out = {}
     for job_id, u in urg.items():
         nurg = 0.5 if span < job_order.EPSILON else (u - low) / span
-        out[job_id] = wu * nurg + wp * nppri[job_id] + wt * 0.5
+        out[job_id] = wu * nurg + wp * nppri[job_id] + wt * nt.get(job_id, default)
     return out
 
 

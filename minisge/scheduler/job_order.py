@@ -22,9 +22,9 @@ As Grid Engine computes them (sge_urgency.c, sgeee.c, sge_support.c):
 - ``nurg`` is the urgency normalized over the jobs the scheduler considers
   (pending and running, not held): (urg - min) / (max - min), 0.5 when the
   range is empty (``sge_normalize_value``);
-- ``ntckts``: minisge has no ticket policy (no share tree, no functional or
-  override tickets), so every job has 0 tickets, the range is empty and
-  ``ntckts`` is 0.5 for every job -- a constant that never changes the order;
+- ``ntckts`` is the job's tickets (:mod:`minisge.scheduler.tickets`: share
+  tree, functional, override) normalized over 0..the most any job has; 0.5
+  for every job when no job has tickets (the range is empty);
 - the assumed slot allocation of a ``-pe`` range is its only value when it has
   one, else what the PE's ``urgency_slots`` says (min, max, avg, or a number;
   the first matching PE for a wildcard);
@@ -64,7 +64,7 @@ PRIORITY_OFFSET = 1024  # JB_priority = -p + 1024
 PRIORITY_RANGE = 2048.0  # sge_do_priority normalizes over 0..2048
 EPSILON = 1e-11  # SGE_EPSILON
 RANGE_INFINITY = 9999999
-_NUMERIC = ("INT", "DOUBLE", "MEMORY", "TIME", "BOOL")
+_NUMERIC = ("INT", "DOUBLE", "MEMORY", "TIME", "BOOL", "RSMAP")
 
 
 @dataclass(frozen=True)
@@ -271,11 +271,15 @@ def resource_contribution(requests: Iterable[tuple[str, str]], slots: int,
 
 
 def figures(facts: Iterable[JobFacts], complexes: UrgencyComplexes, pes: Mapping[str, UrgencySlots],
-            weights: Weights, now: float) -> dict[int, Figures]:
+            weights: Weights, now: float, ntckts: Mapping[int, float] | None = None,
+            ntckts_default: float = 0.5) -> dict[int, Figures]:
     """Every job's :class:`Figures` (sge_do_urgency, sge_do_priority,
     sge_do_sgeee_priority).  ``facts`` are the jobs the scheduler considers
     (pending and running, not held); urgency is normalized over them all.
-    The resource contribution is cached per (requests, PE) category."""
+    The resource contribution is cached per (requests, PE) category.
+    ``ntckts``: each job's normalized tickets (:func:`minisge.scheduler.tickets.job_ntckts`),
+    ``ntckts_default`` for a job it does not name."""
+    nt = ntckts or {}
     out: dict[int, Figures] = {}
     cache: dict[tuple[object, ...], tuple[float, tuple[tuple[str, str, float], ...]]] = {}
     nppri_of: dict[int, float] = {}
@@ -294,7 +298,7 @@ def figures(facts: Iterable[JobFacts], complexes: UrgencyComplexes, pes: Mapping
         nppri = nppri_of.get(posix)
         if nppri is None:
             nppri = nppri_of[posix] = normalized_posix_priority(posix)
-        out[job_id] = Figures(0.0, 0.0, nppri, 0.5, urg, rr[0], wtc, dtc, rr[1])
+        out[job_id] = Figures(0.0, 0.0, nppri, nt.get(job_id, ntckts_default), urg, rr[0], wtc, dtc, rr[1])
     if not out:
         return out
     low, high = min(urgs), max(urgs)

@@ -123,7 +123,7 @@ class Decision:
 
 # ---------------------------------------------------------------- comparisons
 
-_NUMERIC = ("INT", "DOUBLE", "TIME", "MEMORY", "BOOL")
+_NUMERIC = ("INT", "DOUBLE", "TIME", "MEMORY", "BOOL", "RSMAP")
 _STRINGS = ("STRING", "CSTRING", "RESTRING", "HOST")
 
 

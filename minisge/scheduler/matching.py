@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from minisge.formats import complex as complex_fmt
-from minisge.formats import sge_types
+from minisge.formats import rsmap, sge_types
 from minisge.formats.complex import ComplexAttr, Consumable, Relop, ValueType
 from minisge.scheduler.complexes import ComplexIndex
 from minisge.scheduler.snapshot import HostInfo, QInstance
@@ -70,8 +70,9 @@ class Level(NamedTuple):
 
 
 def _number(text: str) -> float | None:
+    """A number, or None; a resource map (sge_rsmap(5) ``2(0 1)``) counts its amount."""
     try:
-        return sge_types.parse_number(str(text))
+        return sge_types.parse_number(rsmap.amount_text(str(text)))
     except sge_types.SpecifierError:
         return None
 

@@ -21,6 +21,7 @@ from minisge.formats.access_list import AccessList
 from minisge.scheduler.complexes import ComplexIndex
 from minisge.scheduler.job_order import JobFacts, Weights
 from minisge.scheduler.quota import QuotaContext
+from minisge.scheduler.tickets import TicketInput, TicketTask
 
 #: a ``-pe`` request: the PE name (wildcards allowed) and its slot ranges ``((lo, hi), ...)``
 PeRequest = tuple[str, tuple[tuple[int, int], ...]]
@@ -71,6 +72,8 @@ class HostInfo:
     xuser_lists: tuple[str, ...] = ()
     projects: tuple[str, ...] = ()
     xprojects: tuple[str, ...] = ()
+    # sge_rsmap(5): the instances of each resource map the running jobs hold here
+    rsmap_used: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,28 @@ class Reservation:
 
 
 @dataclass(frozen=True)
+class ScheduleEntry:
+    """A job's use of resources over time, as a line group of the schedule
+    file (sched_conf(5) ``params MONITOR=1``): a running task (``RUNNING``,
+    ``SUSPENDED``: from its start to start + ``h_rt`` or ``default_duration``),
+    one a pass starts (``STARTING``) or one it reserves for (``RESERVING``,
+    qsub -R y).  ``granted`` is ``(cqueue, host, slots)``, the master queue first."""
+
+    job_id: int
+    task_id: int
+    state: str
+    start: float
+    duration: float
+    granted: tuple[tuple[str, str, int], ...]
+    requests: Mapping[str, str] = field(default_factory=dict)  # hard -l: the consumables it books
+    pe: str | None = None
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+
+@dataclass(frozen=True)
 class PendingTask:
     """A pending task of a job, with every request that decides where it may run."""
 
@@ -129,6 +154,7 @@ class PendingTask:
     ar: int = 0  # -ar: the advance reservation the job runs in (0: none)
     duration: float = math.inf  # h_rt, or sched_conf(5) default_duration: how long it may hold its slots
     interactive: bool = False  # qrsh, qlogin: a queue of qtype INTERACTIVE (queue_conf(5))
+    reserve: bool = False  # qsub -R y: reserve resources while it cannot start (sched_conf(5) max_reservation)
 
 
 @dataclass(frozen=True)
@@ -152,6 +178,11 @@ class Snapshot:
     hostgroups: Mapping[str, frozenset[str]] = field(default_factory=dict)  # "@name" -> its hosts, resolved
     global_host: HostInfo = HostInfo("global")  # host_conf(5) of the global host: its access lists
     reservations: tuple[Reservation, ...] = ()  # the advance reservations granted (qrsub(1))
+    max_reservation: int = 0  # sched_conf(5): how many -R y jobs a pass reserves for
+    duration_offset: float = 60.0  # sched_conf(5) params DURATION_OFFSET: added to every job's duration
+    running_tasks: tuple[ScheduleEntry, ...] = ()  # when the running tasks free what they hold (reservation)
+    tickets: TicketInput | None = None  # the ticket policies' input (None: no tickets, ntckts 0.5)
+    ticket_tasks: tuple[TicketTask, ...] = ()  # running tasks, then pending ones in submission order
 
 
 @dataclass
@@ -162,6 +193,8 @@ class Dispatch:
     task_id: int
     granted: list[tuple[str, str, int]]
     pe: str | None = None
+    # sge_rsmap(5): per entry of ``granted``, the instances of each resource map granted there
+    resource_maps: list[dict[str, list[str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -173,6 +206,8 @@ class Plan:
     dispatches: list[Dispatch] = field(default_factory=list)
     reasons: dict[int, list[str]] = field(default_factory=dict)  # job_id -> [text]
     global_messages: list[str] = field(default_factory=list)
+    reservations: list[ScheduleEntry] = field(default_factory=list)  # -R y jobs reserved for (RESERVING)
+    reserved_after: list[int] = field(default_factory=list)  # per reservation: how many dispatches came before it
 
 
 def _field_defaults() -> tuple[dict[str, Any], dict[str, Callable[[], Any]]]:

@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import re
 
+from minisge.cli import qacct, qhost, qquota, qstat
+
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden")
 
 _DATES = [
@@ -33,6 +35,18 @@ _DATES = [
     (re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
                 r"[ \d]\d \d{2}:\d{2}:\d{2}(\.\d{3})? \d{4}\b"), "Www Mmm DD hh:mm:ss YYYY"),  # qstat -j, qacct
 ]
+
+
+#: The usage lines minisge adds to 8.1.9's: ``-fmt`` (Open Cluster Scheduler 9's
+#: option, minisge's JSON views), the one deliberate difference in a usage text.
+FMT_USAGE_LINES = (qstat.FMT_USAGE, qhost.FMT_USAGE, qquota.FMT_USAGE, qacct.FMT_USAGE)
+
+
+def without_fmt_usage(text: str) -> str:
+    """``text`` without the ``-fmt`` lines minisge adds to a usage text."""
+    for line in FMT_USAGE_LINES:
+        text = text.replace(line, "")
+    return text
 
 
 class Golden:
@@ -81,7 +95,9 @@ def normalise(text: str, *, job_ids: tuple[int, ...] | list[int] = (), hosts: tu
     ``hosts`` (HOST; padded with two or more spaces it keeps its column's width),
     ``paths`` (each key replaced by its value; longest first), ``cell``
     (CELL) and ``users`` (each user name, a whole word, replaced by its
-    value: the peer's submit users and a test's are not the same)."""
+    value: the peer's submit users and a test's are not the same), and
+    without the ``-fmt`` usage lines only minisge prints (:func:`without_fmt_usage`)."""
+    text = without_fmt_usage(text)
     for prefix, name in sorted((paths or {}).items(), key=lambda kv: -len(kv[0])):
         text = text.replace(prefix, name)
     for user, name in sorted((users or {}).items(), key=lambda kv: -len(kv[0])):

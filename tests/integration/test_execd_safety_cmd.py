@@ -191,8 +191,13 @@ def test_a_shepherd_and_its_job_hold_nothing_of_the_daemon(cell, user):
         base = f"/proc/{pid}/fd"
         return {int(fd): os.readlink(os.path.join(base, fd)) for fd in os.listdir(base)}
 
-    held = fds(shepherd)
-    assert all(t == "/dev/null" or t.startswith(d + "/") for t in held.values()), held
+    def own(held: dict[int, str]) -> bool:
+        return all(t == "/dev/null" or t.startswith(d + "/") for t in held.values())
+
+    # the shepherd's own pipe from the job's child, which tells it of a failed exec, lasts
+    # until the exec (job_pid is written before): what the daemon left it never goes
+    held = cell.wait_for(lambda: own(h := fds(shepherd)) and h, what="the shepherd's files settled")
+    assert own(held), held
     job_fds = fds(job_pid)
     script_file = os.path.join(cell.qmaster_spool, "job_scripts", str(job))  # the shell reads its script
     assert {fd: t for fd, t in job_fds.items() if t != script_file} == {0: "/dev/null", 1: out, 2: out}, job_fds

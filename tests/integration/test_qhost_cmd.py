@@ -15,7 +15,7 @@ import re
 
 import pytest
 from cellutil import Cell, ensure_user
-from golden import GOLDEN, normalise, read_golden
+from golden import GOLDEN, normalise, read_golden, without_fmt_usage
 
 from minisge.formats import host_conf
 
@@ -89,7 +89,7 @@ def check(cell: Cell, case: str, *, job_ids: tuple[int, ...] = (), peer_ids: tup
     def norm(text: str, ids: tuple[int, ...]) -> str:
         return _start_times(_prior_free(normalise(text, job_ids=ids)))
 
-    assert (r.rc, norm(r.out, job_ids), r.err) == (g.exit, norm(g.text, peer_ids), want_err), case
+    assert (r.rc, norm(r.out, job_ids), without_fmt_usage(r.err)) == (g.exit, norm(g.text, peer_ids), want_err), case
 
 
 # ---------------------------------------------------------------- qhost, no jobs

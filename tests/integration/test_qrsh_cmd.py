@@ -54,6 +54,20 @@ def _pe_file(cell: Cell, name: str, control_slaves: str, summary: str) -> str:
     return path
 
 
+def qrsh_for_jobs(c: Cell) -> str:
+    """A qrsh a job of ``c`` may run: the single binary's, or the source tree's."""
+    if BINARY:
+        return os.path.join(BINARY, "qrsh")
+    bindir = os.path.join(c.dir, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    os.chmod(bindir, 0o755)
+    qrsh = os.path.join(bindir, "qrsh")
+    with open(qrsh, "w") as f:
+        f.write(QRSH_FROM_SOURCE.format(python=SYSTEM_PYTHON, repo=REPO))
+    os.chmod(qrsh, 0o755)
+    return qrsh
+
+
 @pytest.fixture
 def tight():
     c = Cell(host="master").start_roles(("node1", "node2"), slots=2)
@@ -62,16 +76,7 @@ def tight():
         assert r.rc == 0, r
     r = c.run("qconf", "-mattr", "queue", "pe_list", "make smp tight tsum loose", "all.q")
     assert r.rc == 0, r
-    if BINARY:
-        c.qrsh = os.path.join(BINARY, "qrsh")
-    else:
-        bindir = os.path.join(c.dir, "bin")
-        os.makedirs(bindir)
-        os.chmod(bindir, 0o755)
-        c.qrsh = os.path.join(bindir, "qrsh")
-        with open(c.qrsh, "w") as f:
-            f.write(QRSH_FROM_SOURCE.format(python=SYSTEM_PYTHON, repo=REPO))
-        os.chmod(c.qrsh, 0o755)
+    c.qrsh = qrsh_for_jobs(c)
     try:
         yield c
     finally:

@@ -1,0 +1,155 @@
+"""The usage the share tree weighs, and the input of the ticket policies.
+
+Named for sge_share_tree(5)'s usage: the qmaster keeps each user's decayed
+usage (cpu, mem, io and the count ``finished_jobs``; per project in the
+user's ``project`` list) in the user object, spooled in ``users/NAME``
+(:mod:`minisge.formats.user`).  A finished job adds its usage
+(:meth:`ShareUsage.job_finished`); a running job's online usage counts while
+it runs (:meth:`ShareUsage.ticket_input`).  The rules -- decay, tickets --
+are the scheduler's (:mod:`minisge.scheduler.tickets`, pure).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from minisge.formats import sched_conf, share_tree, user
+from minisge.qmaster.config_state import ConfigState
+from minisge.qmaster.job import RUNNING, Job, Task
+from minisge.qmaster.spool import QmasterSpool
+from minisge.scheduler import tickets
+
+SPOOL_KIND = "users"
+SHARETREE = "sharetree"
+
+
+def _add(usage: Iterable[tuple[str, float]], more: Mapping[str, float]) -> tuple[tuple[str, float], ...]:
+    out = dict(usage)
+    for k, v in more.items():
+        out[k] = out.get(k, 0.0) + v
+    return tuple(out.items())
+
+
+class ShareUsage:
+    """The users' usage and the share tree, as the qmaster keeps and spools them."""
+
+    def __init__(self, spool: QmasterSpool, config: ConfigState):
+        self.spool = spool
+        self.config = config  # its ``users``: the user objects (ConfigState.load reads them)
+        self.tree: share_tree.ShareTree | None = None
+
+    @property
+    def users(self) -> Mapping[str, user.User]:
+        return self.config.users
+
+    def load(self) -> None:
+        """The share tree's spool file (the user objects are the configuration's)."""
+        path = os.path.join(self.spool.dir, SHARETREE)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                self.tree = share_tree.parse(f.read(), path)
+
+    def set_tree(self, tree: share_tree.ShareTree | None) -> None:
+        """Spool the share tree (``qconf -Astree``/``-Mstree``; None: ``-dstree``), then keep it."""
+        path = os.path.join(self.spool.dir, SHARETREE)
+        if tree is None:
+            if os.path.exists(path):
+                os.unlink(path)
+        else:
+            tmp = path + ".new"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(share_tree.write(tree))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        self.tree = tree
+
+    def _decayed(self, u: user.User, now: float, sc: sched_conf.SchedConf) -> user.User:
+        interval = now - u.usage_time_stamp if u.usage_time_stamp else 0.0
+        halflife = tickets.decay_list(sc.halflife_decay_list)
+        return attrs.evolve(
+            u, usage=tickets.decayed(u.usage, interval, sc.halftime, halflife),
+            project_usage=tuple((p, tickets.decayed(pu, interval, sc.halftime, halflife))
+                                for p, pu in u.project_usage),
+            usage_time_stamp=int(now))
+
+    def job_finished(self, owner: str, project: str | None, cpu: float, mem: float, io: float,
+                     now: float, sc: sched_conf.SchedConf) -> None:
+        """A finished task's usage, and one more ``finished_jobs``, added to
+        its owner's decayed usage (for its project too); spooled."""
+        u = self._decayed(self.users.get(owner) or user.User(owner), now, sc)
+        more = {"cpu": cpu, "mem": mem, "io": io, "finished_jobs": 1.0}
+        if project:
+            projects = dict(u.project_usage)
+            projects[project] = _add(projects.get(project, ()), more)
+            u = attrs.evolve(u, project_usage=tuple(projects.items()))
+        else:
+            u = attrs.evolve(u, usage=_add(u.usage, more))
+        os.makedirs(os.path.join(self.spool.dir, SPOOL_KIND), exist_ok=True)
+        self.spool.write_object(SPOOL_KIND, owner, user.write_spool(u))
+        self.config.put_object(SPOOL_KIND, owner, u)
+
+    def ticket_input(self, jobs: Mapping[int, Job], now: float, sc: sched_conf.SchedConf,
+                     projects: Mapping[str, object], free_slots: int,
+                     usage_of: Callable[[Job, Task], Mapping[str, Any] | None]
+                     ) -> tuple[tickets.TicketInput, tuple[tickets.TicketTask, ...]] | None:
+        """The ticket policies' input at ``now`` and the tasks they weigh
+        (running, then pending and not held, in job order); None when no
+        policy gives tickets."""
+        policy = tickets.TicketPolicy.from_sched_conf(sc)
+        running: list[tickets.TicketTask] = []
+        pending: list[tickets.TicketTask] = []
+        live: dict[tuple[str, str | None], dict[str, float]] = {}
+        any_ot = False
+        for job in sorted(jobs.values(), key=lambda j: j.number):
+            spec = job.spec
+            project = spec.get("project") or None
+            common = dict(owner=job.owner, project=project, jobshare=int(spec.get("job_share") or 0),
+                          override_tickets=int(spec.get("override_tickets") or 0),
+                          submission_time=job.submission_time)
+            any_ot = any_ot or bool(common["override_tickets"])
+            for t in sorted(job.tasks.values(), key=lambda t: t.task_id):
+                if t.state != RUNNING:
+                    continue
+                running.append(tickets.TicketTask(job.number, t.task_id, running=True, **common))  # type: ignore[arg-type]
+                live_usage = usage_of(job, t)
+                if live_usage:
+                    acc = live.setdefault((job.owner, project), {})
+                    for k in ("cpu", "mem", "io"):
+                        acc[k] = acc.get(k, 0.0) + float(live_usage.get(k, 0.0))
+            if job.held or job.task_holds:
+                continue
+            for tid in sorted(job.pending):
+                pending.append(tickets.TicketTask(job.number, tid, running=False, **common))  # type: ignore[arg-type]
+        any_ot = any_ot or any(u.oticket for u in self.users.values()) or any(
+            int(getattr(p, "oticket", 0)) for p in projects.values())
+        if policy.share_tree_tickets <= 0 and policy.functional_tickets <= 0 and not any_ot:
+            return None
+        user_usage: dict[tuple[str, str | None], dict[str, float]] = {}
+        project_usage: dict[str, dict[str, float]] = {}
+        for name, u in self.users.items():
+            d = self._decayed(u, now, sc)
+            user_usage[(name, None)] = dict(d.usage)
+            for p, pu in d.project_usage:
+                user_usage[(name, p)] = dict(pu)
+                acc = project_usage.setdefault(p, {})
+                for k, v in pu:
+                    acc[k] = acc.get(k, 0.0) + v
+        for key, more in live.items():
+            acc = user_usage.setdefault(key, {})
+            for k, v in more.items():
+                acc[k] = acc.get(k, 0.0) + v
+            if key[1]:
+                pacc = project_usage.setdefault(key[1], {})
+                for k, v in more.items():
+                    pacc[k] = pacc.get(k, 0.0) + v
+        holders = {p: tickets.Holder(int(getattr(obj, "fshare", 0)), int(getattr(obj, "oticket", 0)))
+                   for p, obj in projects.items()}
+        users = {n: tickets.Holder(u.fshare, u.oticket) for n, u in self.users.items()}
+        inp = tickets.TicketInput(policy=policy, tree=self.tree, users=users, projects=holders,
+                                  user_usage=user_usage, project_usage=project_usage, free_slots=free_slots)
+        return inp, (*running, *pending)
