@@ -53,7 +53,18 @@ def test_the_category_has_8_1_9s_order_of_pseudo_options():
                master_queues=["m.q"], hard_resources={"h_rt": "600", "arch": "lx*"},
                soft_resources={"s_rt": "3600"}, now=True)
     assert accounting_writer.category(job, ["arusers", "staff"], True) == (
-        "-U arusers,staff -q all.q,b.q -masterq m.q -l h_rt=600,arch=lx* -soft -l s_rt=3600 -pe smp 2-4 -I y -P p1")
+        "-U arusers,staff -q all.q,b.q -masterq m.q -l arch=lx*,h_rt=600 -soft -l s_rt=3600 -pe smp 2-4 -I y -P p1")
+
+
+def test_the_categorys_resource_requests_are_sorted_by_name():
+    # 8.1.9: qsub -l h_rt=60,arch=lx-amd64 gives "-l arch=lx-amd64,h_rt=60" in the accounting
+    # category, and -l h_vmem=200M,h_rt=60,mf=10M -soft -l a=lx-amd64,s_rt=1:0:0 gives
+    # "-l h_rt=60,h_vmem=200M,mem_free=10M -soft -l arch=lx-amd64,s_rt=3600" (the qmaster keeps
+    # full names and TIME in seconds: ConfigState.normalised_resources)
+    job = _job(hard_resources={"h_vmem": "200M", "h_rt": "60", "mem_free": "10M"},
+               soft_resources={"s_rt": "3600", "arch": "lx-amd64"})
+    assert accounting_writer.category(job) == (
+        "-l h_rt=60,h_vmem=200M,mem_free=10M -soft -l arch=lx-amd64,s_rt=3600")
 
 
 def test_the_category_leaves_out_a_project_no_queue_or_host_refers_to():

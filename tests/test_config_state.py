@@ -63,3 +63,13 @@ def test_the_complex_index_follows_the_complex_list(config):
 def test_load_values_are_kept_per_host(config):
     config.set_load_values("h1", {"load_avg": "0.5"})
     assert config.load_values == {"h1": {"load_avg": "0.5"}}
+
+
+def test_a_resource_list_is_kept_with_full_names_in_the_order_written(config):
+    # 8.1.9: qsub -l h_vmem=200M,h_rt=60,mf=10M shows "hard resource_list: h_vmem=200M,h_rt=60,mem_free=10M"
+    # in qstat -j (and qalter -l h_rt=30,mf=5M "h_rt=30,mem_free=5M"); TIME values in seconds
+    got = config.normalised_resources({"h_vmem": "200M", "h_rt": "1:00:00", "mf": "10M"})
+    assert list(got.items()) == [("h_vmem", "200M"), ("h_rt", "3600"), ("mem_free", "10M")]
+    # two spellings of one complex: the last written wins, where it was written
+    assert list(config.normalised_resources({"mf": "1G", "a": "x", "mem_free": "2G"}).items()) == [
+        ("arch", "x"), ("mem_free", "2G")]

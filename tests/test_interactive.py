@@ -30,7 +30,7 @@ def test_the_command_form_is_an_immediate_binary_job_named_after_the_command():
     assert req["args"] == []
     assert req["interactive"] == {"kind": "qrsh", "login": False, "pty": False, "port": "h:4000", "token": "ab" * 16}
     assert req["stdout_path"] == req["stderr_path"] == [{"host": None, "path": "/dev/null"}]
-    for k in ("nostdin", "warnings", "verify", "sync", "terse"):  # what run_interactive takes out
+    for k in ("nostdin", "warnings", "verify", "sync", "sync_start", "terse"):  # what run_interactive takes out
         req.pop(k, None)
     catalogue.validate({"op": catalogue.SUBMIT, "request": req, "sync": True}, catalogue.COMMAND)
 

@@ -24,7 +24,8 @@ def category(job: Job, acls: Sequence[str] = (), project_considered: bool = Fals
     ``-masterq``, ``-l``, ``-soft -l``, ``-pe``, ``-I y`` of an immediate
     job, ``-P`` when queues or hosts refer to projects
     (``project_considered``).  TIME requests are in seconds (the qmaster
-    keeps them so), so a category holds no ``:`` that is not the user's."""
+    keeps them so), so a category holds no ``:`` that is not the user's; the
+    ``-l`` names are the complexes' full names, sorted."""
     s = job.spec
     parts = []
     if acls:
@@ -33,10 +34,10 @@ def category(job: Job, acls: Sequence[str] = (), project_considered: bool = Fals
         parts.append("-q " + ",".join(s["hard_queues"]))
     if s.get("master_queues"):
         parts.append("-masterq " + ",".join(s["master_queues"]))
-    if s.get("hard_resources"):
-        parts.append("-l " + ",".join(f"{k}={v}" for k, v in s["hard_resources"].items()))
+    if s.get("hard_resources"):  # by name, as 8.1.9 sorts them
+        parts.append("-l " + ",".join(f"{k}={v}" for k, v in sorted(s["hard_resources"].items())))
     if s.get("soft_resources"):
-        parts.append("-soft -l " + ",".join(f"{k}={v}" for k, v in s["soft_resources"].items()))
+        parts.append("-soft -l " + ",".join(f"{k}={v}" for k, v in sorted(s["soft_resources"].items())))
     if s.get("pe"):
         parts.append(f"-pe {s['pe']['name']} {format_ranges(s['pe']['ranges'])}")
     if s.get("now"):

@@ -469,19 +469,28 @@ class ConfigState:
         return None
 
     def normalise_request(self, req: dict) -> None:
-        """A checked request's ``-l`` values as 8.1.9 keeps them: TIME values
-        in whole seconds (``h_rt=1:00:00`` is ``h_rt=3600`` in qstat -j, -r
-        and the accounting category, whose ``:`` separates fields); the other
-        types as the job wrote them."""
-        cx = self.complex_index
+        """A checked request's ``-l`` lists as 8.1.9 keeps them
+        (:meth:`normalised_resources`)."""
         for kind in ("hard_resources", "soft_resources"):
-            requests = req.get(kind)
-            if not requests:
+            if req.get(kind):
+                req[kind] = self.normalised_resources(req[kind])
+
+    def normalised_resources(self, requests: Mapping[str, str]) -> dict[str, str]:
+        """A checked ``-l`` list as 8.1.9 keeps it, for qsub and qalter alike:
+        each name by its complex's full name (``mf=10M`` is ``mem_free=10M`` in
+        qstat -j and the accounting category), in the order written; TIME
+        values in whole seconds (``h_rt=1:00:00`` is ``h_rt=3600``: the
+        category's ``:`` separates fields); other values as written."""
+        cx = self.complex_index
+        out: dict[str, str] = {}
+        for name, value in requests.items():
+            attr = cx.get(name)
+            if attr is None:
+                out[name] = value
                 continue
-            for name, value in list(requests.items()):
-                attr = cx.get(name)
-                if attr is not None and str(attr.type) == "TIME":
-                    requests[name] = sge_types.time_request_text(value)
+            out.pop(attr.name, None)  # the last of two spellings wins, where it was written
+            out[attr.name] = sge_types.time_request_text(value) if str(attr.type) == "TIME" else value
+        return out
 
     def accounting_facts(self, job: Job, task: Task) -> tuple[str, int]:
         """What a task's accounting record takes from the configuration:

@@ -220,7 +220,7 @@ class _Modification:
                 reason = self.consumable_change(self.job.spec.get(kind) or {}, new)
                 if reason:
                     raise self.refuse(reason)
-            self.job.spec[kind] = dict(new)
+            self.job.spec[kind] = self.config.normalised_resources(new)
             self.said(word)
 
     def consumable_change(self, old: Mapping[str, str], new: Mapping[str, str]) -> str | None:
