@@ -133,6 +133,8 @@ def _number(text: str) -> int | None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     prog = sys.argv[0] if sys.argv and sys.argv[0] else "sge_share_mon"
+    if prog.endswith(".py"):  # python -m minisge.cli.sge_share_mon
+        prog = "sge_share_mon"
     fmt = Format()
     interval, count, show_header, decay, leaves_only = 15, -1, False, False, False
     ofile: str | None = None

@@ -74,6 +74,36 @@ def test_share_tree_commands_as_8_1_9(cell):
     assert cell.run("qconf", "-sstree").err == "no sharetree element\n"
 
 
+def test_sge_share_mon_as_8_1_9(cell):
+    """sge_share_mon: no tree (8.1.9's words, exit 2); the captured tree's
+    lines (its curr_time the one thing that differs), the header, a node
+    named; qsub -ot refused as 8.1.9 refuses it."""
+    cell.run("qconf", "-dstree")
+    r = cell.run("sge_share_mon", "-c", "1")
+    assert (r.rc, r.out, r.err) == (2, "", "No share tree\n"), r
+    _tree(cell, 75, 25)
+    for u in USERS:  # the capture's users had user objects (a leaf's user_name is its user object's)
+        cell.run("qconf", "-Auser", _file(cell, "u", f"name {u}\noticket 0\nfshare 0\ndelete_time 0\n"
+                                                    "default_project NONE\n"))
+    try:
+        r = cell.run("sge_share_mon", "-c", "1")
+        want = read_golden("tickets/sge_share_mon_-c_1").text
+        assert r.rc == 0 and [ln.split("\t")[1:] for ln in r.out.split("\n")] == [
+            ln.split("\t")[1:] for ln in want.split("\n")], r
+        r = cell.run("sge_share_mon", "-c", "1", "-h", "-x", "-f", "node_name,shares", f"/{USERS[1]}")
+        assert r.out == f"node_name\tshares\t\n\n/{USERS[1]}\t25\t\n", r
+        r = cell.run("sge_share_mon", "-c", "2", "-i", "0", "-n", "-f", "node_name", "-r", "#", "-x", user=USERS[0])
+        assert r.out == f"node_name=/{USERS[0]}\t\nnode_name=/{USERS[1]}\t\n#" * 1 + \
+            f"node_name=/{USERS[0]}\t\nnode_name=/{USERS[1]}\t\n", r
+    finally:
+        cell.run("qconf", "-dstree")
+        for u in USERS:
+            cell.run("qconf", "-duser", u)
+    g = read_golden("tickets/qsub_-ot.stderr")
+    r = cell.run(*g.command.split(), user=USERS[0])
+    assert (r.rc, r.err) == (g.exit, g.text), r
+
+
 def test_qstat_ext_ticket_columns_as_8_1_9(cell):
     """The capture's set-up (its header says it) on minisge: the ticket
     columns and ntckts of qstat -ext are 8.1.9's."""
