@@ -93,6 +93,12 @@ class ShareUsage:
         self.spool.write_object(SPOOL_KIND, owner, user.write_spool(u))
         self.config.put_object(SPOOL_KIND, owner, u)
 
+    def clear_usage(self, name: str) -> None:
+        """``qconf -clearusage``: user ``name``'s usage (its projects' too) set to none; spooled."""
+        u = attrs.evolve(self.users[name], usage=(), project_usage=())
+        self.spool.write_object(SPOOL_KIND, name, user.write_spool(u))
+        self.config.put_object(SPOOL_KIND, name, u)
+
     def ticket_input(self, jobs: Mapping[int, Job], now: float, sc: sched_conf.SchedConf,
                      projects: Mapping[str, object], free_slots: int,
                      usage_of: Callable[[Job, Task], Mapping[str, Any] | None]
