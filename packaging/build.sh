@@ -4,7 +4,8 @@
 #   dist/minisge-VERSION-ARCH.tar.gz  minisge-VERSION/bin/minisge (the binary) and bin/_internal/,
 #                                     bin/qsub, bin/qstat, ...: links to it, one for every
 #                                     name of the table of commands; the manual pages in
-#                                     share/man/ (man(1) finds them beside bin/ on PATH)
+#                                     share/man/ (man(1) finds them beside bin/ on PATH);
+#                                     lib/libdrmaa.so and include/drmaa.h (DRMAA 1.0)
 # The binary sits in bin/ itself, beside its links: its sys.executable is
 # then bin/minisge, the directory a cell's settings.sh puts on PATH, and
 # ../share/man beside it holds the manual pages.
@@ -29,6 +30,11 @@ mkdir -p "$stage"
 cp -a dist/minisge "$stage/bin"
 # bin/qsub, bin/qstat, ... -> minisge: every name of the table of commands (cli/commands.py)
 "$python" "$here/links.py" "$stage/bin" minisge
+# DRMAA 1.0: lib/libdrmaa.so (built by setup.py into the plain copy) and
+# include/drmaa.h; the library runs the commands of bin/ beside lib/
+mkdir -p "$stage/lib" "$stage/include"
+cp build/site/minisge/drmaa/libdrmaa.so "$stage/lib/"
+cp minisge/drmaa/drmaa.h "$stage/include/"
 cp README.md "$stage/"
 mkdir -p "$stage/share"
 cp -a man "$stage/share/man"

@@ -8,7 +8,8 @@
 #   daemon and the shepherds' launcher being the binary), test_cell.py (a
 #   cell driven through its commands), test_roles.py (qmaster and execds as
 #   separate processes over TCP), test_qrsh_cmd.py (qrsh -inherit from
-#   inside parallel jobs) and test_service_readiness.py (READY=1 to systemd).  About 3 minutes; it prints how long it took.
+#   inside parallel jobs), test_service_readiness.py (READY=1 to systemd) and
+#   two of test_drmaa_cmd.py (the tarball's lib/libdrmaa.so running bin/'s qsub).  About 3 minutes; it prints how long it took.
 #   PYTHON: the interpreter the project is installed in (default: python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,5 +37,7 @@ MINISGE_TEST_BINARY="$bin" "$python" -m pytest -p no:cacheprovider \
     tests/integration/test_binary.py tests/integration/test_cell.py \
     tests/integration/test_roles.py tests/integration/test_qrsh_cmd.py \
     tests/integration/test_service_readiness.py
+MINISGE_TEST_BINARY="$bin" "$python" -m pytest -p no:cacheprovider tests/integration/test_drmaa_cmd.py \
+    -k "session_facts or a_failing_job"
 end=$(date +%s)
 echo "binary stage: built in $((built - start)) s, tests through the binary in $((end - built)) s"

@@ -111,3 +111,18 @@ def test_a_newer_or_unreadable_version_is_refused(tmp_path, text):
         check_spool_version(cell)
     with pytest.raises(SpoolVersionError):
         upgrade_cell(cell)
+
+
+def test_settings_export_the_drmaa_library(tmp_path):
+    """settings.sh and settings.csh export DRMAA_LIBRARY_PATH, this
+    installation's libdrmaa.so (minisge/drmaa/README.md), when it is built."""
+    lib = "/opt/minisge dir/lib/libdrmaa.so"
+    sh = tmp_path / "settings.sh"
+    sh.write_text(settings_sh(Cell("/srv/c"), 7001, 7002, BIN, MAN, lib))
+    assert _sh("sh", f'. "{sh}"; echo "$DRMAA_LIBRARY_PATH"', {"PATH": "/usr/bin:/bin"}) == [lib]
+    assert "DRMAA_LIBRARY_PATH" not in settings_sh(Cell("/srv/c"), 7001, 7002, BIN, MAN, None)
+    csh = shutil.which("tcsh") or shutil.which("csh")
+    if csh:
+        path = tmp_path / "settings.csh"
+        path.write_text(settings_csh(Cell("/srv/c"), 7001, 7002, BIN, MAN, lib))
+        assert _sh(csh, f'source "{path}"; echo "$DRMAA_LIBRARY_PATH"', {"PATH": "/usr/bin:/bin"}) == [lib]

@@ -5,7 +5,8 @@ and where this installation's commands and manual pages are.
 csh) gives a shell the cell's ``SGE_ROOT``, ``SGE_CELL``, cluster name and
 ports, and puts this installation's commands first in ``PATH`` and its
 manual pages first in ``MANPATH``, as Grid Engine's put ``$SGE_ROOT/bin/$ARCH``
-and ``$SGE_ROOT/man`` there.  ``minisge init`` writes them; an upgrade of an
+and ``$SGE_ROOT/man`` there, and exports ``DRMAA_LIBRARY_PATH``, this
+installation's libdrmaa.so (:mod:`minisge.drmaa`).  ``minisge init`` writes them; an upgrade of an
 older cell (:mod:`minisge.daemon.spool_version`) writes them again.
 """
 
@@ -17,6 +18,7 @@ import sys
 
 import minisge
 from minisge.cell import Cell
+from minisge.drmaa import library_path
 from minisge.qmaster.spool import atomic_write
 
 
@@ -40,7 +42,19 @@ def install_man_dir() -> str | None:
     return None
 
 
-def settings_sh(cell: Cell, qport: int, eport: int, bin_dir: str, man_dir: str | None) -> str:
+def install_drmaa_library() -> str | None:
+    """This installation's DRMAA library (minisge/drmaa/README.md): in the
+    package (``pip install``), else ``lib/`` beside the commands' ``bin/``
+    (the single binary's tarball); None if it was not built."""
+    tarball = os.path.join(os.path.dirname(install_bin_dir()), "lib", "libdrmaa.so")
+    for path in (library_path(), tarball):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def settings_sh(cell: Cell, qport: int, eport: int, bin_dir: str, man_dir: str | None,
+                drmaa_library: str | None = None) -> str:
     """``common/settings.sh``: ``. settings.sh`` in a Bourne shell gives the
     cell's environment and puts ``bin_dir`` first in PATH (once) and
     ``man_dir`` first in MANPATH (once each: a shell may read it twice); an
@@ -56,10 +70,13 @@ def settings_sh(cell: Cell, qport: int, eport: int, bin_dir: str, man_dir: str |
             f'case ":$PATH:" in *:{q(bin_dir)}:*) ;; *) PATH={q(bin_dir)}:$PATH; export PATH ;; esac\n')
     if man_dir:
         text += f'case ":$MANPATH:" in *:{q(man_dir)}:*) ;; *) MANPATH={q(man_dir)}:$MANPATH; export MANPATH ;; esac\n'
+    if drmaa_library:
+        text += f"export DRMAA_LIBRARY_PATH={q(drmaa_library)}\n"
     return text
 
 
-def settings_csh(cell: Cell, qport: int, eport: int, bin_dir: str, man_dir: str | None) -> str:
+def settings_csh(cell: Cell, qport: int, eport: int, bin_dir: str, man_dir: str | None,
+                 drmaa_library: str | None = None) -> str:
     """``common/settings.csh``: the same for csh and tcsh (``source settings.csh``)."""
     q = shlex.quote
     text = (f"setenv SGE_ROOT {q(cell.root)}\n"
@@ -75,11 +92,13 @@ def settings_csh(cell: Cell, qport: int, eport: int, bin_dir: str, man_dir: str 
                  "else\n"
                  f"   setenv MANPATH {q(man_dir)}:\n"
                  "endif\n")
+    if drmaa_library:
+        text += f"setenv DRMAA_LIBRARY_PATH {q(drmaa_library)}\n"
     return text
 
 
 def write_settings(cell: Cell, qport: int, eport: int) -> None:
     """Write ``settings.sh`` and ``settings.csh`` for this installation."""
-    bin_dir, man_dir = install_bin_dir(), install_man_dir()
-    atomic_write(cell.settings, settings_sh(cell, qport, eport, bin_dir, man_dir))
-    atomic_write(cell.common_file("settings.csh"), settings_csh(cell, qport, eport, bin_dir, man_dir))
+    bin_dir, man_dir, drmaa = install_bin_dir(), install_man_dir(), install_drmaa_library()
+    atomic_write(cell.settings, settings_sh(cell, qport, eport, bin_dir, man_dir, drmaa))
+    atomic_write(cell.common_file("settings.csh"), settings_csh(cell, qport, eport, bin_dir, man_dir, drmaa))
