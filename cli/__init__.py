@@ -5,7 +5,7 @@ links, ``minisge -help``); each command is a module with ``main(argv) -> int``:
 ``qsub.py``, ``qstat.py``, ``qdel.py``, ``qhold.py`` and ``qrls.py``, ``qalter.py``, ``qresub.py``, ``qmod.py``,
 ``qacct.py`` (reads the accounting file itself), ``qconf.py``, ``qquota.py``, ``qhost.py``, ``qselect.py``, ``qrsh.py``
 (``-inherit``, and interactive jobs), ``qlogin.py`` (qrsh's login form), ``qsh.py`` (refused: X11), ``qping.py``,
-``qrsub.py``, ``qrstat.py`` and ``qrdel.py`` (advance reservations)
+``sge_share_mon.py`` (the share tree with usage), ``qrsub.py``, ``qrstat.py`` and ``qrdel.py`` (advance reservations)
 and ``minisge.py`` (init, start, stop, status, the roles); ``submitter.py`` is what qsub, qrsh and qlogin read
 of the calling process (environment, user, home, cell, directory, host).
 

@@ -50,6 +50,7 @@ COMMANDS: dict[str, Command] = {
     "qlogin": Command("minisge.cli.qlogin", "an interactive login session on a host the scheduler picks"),
     "qsh": Command("minisge.cli.qsh", "an interactive X11 session (not supported: says so)"),
     "qping": Command("minisge.cli.qping", "is the qmaster or an execd up, and how is it doing"),
+    "sge_share_mon": Command("minisge.cli.sge_share_mon", "print the share tree with its shares, targets and usage"),
 }
 
 # What the single binary runs as ``minisge -m NAME ARGS``, as ``python -m NAME

@@ -14,6 +14,7 @@ import os
 import sys
 
 from minisge import protocol
+from minisge.formats import sge_types
 from minisge.protocol import catalogue
 from minisge.protocol.client import NoQmaster, call, connect, refused
 
@@ -193,7 +194,7 @@ ONE_ARG = {"-sp", "-se", "-shgrp", "-shgrp_tree", "-shgrp_resolved", "-su", "-sp
            "-ap", "-mp", "-mq", "-me", "-ahgrp", "-mhgrp", "-mu", "-mprj", "-aconf",
            # calendars, checkpointing, share tree, users, daemons: the qmaster answers as 8.1.9 with
            # none of them, or says minisge does not support the change
-           "-scal", "-sckpt", "-sstnode", "-rsstnode", "-mstnode", "-dstnode", "-suser", "-dcal", "-dckpt",
+           "-scal", "-sckpt", "-sstnode", "-rsstnode", "-astnode", "-mstnode", "-dstnode", "-suser", "-dcal", "-dckpt",
            "-duser", "-acal", "-mcal", "-mckpt", "-muser", "-cq", "-ke", "-kej", "-kec", "-kt", "-Acal", "-Mcal",
            "-Ackpt", "-Mckpt"}
 #: options with three arguments
@@ -383,6 +384,16 @@ def run(argv: list[str]) -> int:
                 name = argv[i]
                 i += 1
             rc = edit(opt, name)
+        elif opt in ("-astnode", "-mstnode"):
+            arg = take(argv, i, opt)
+            i += 1
+            bad = [n for n in arg.replace(" ", ",").split(",") if n and not sge_types.NODE_SHARES.fullmatch(n)]
+            if bad:  # 8.1.9 checks the form before it asks the qmaster
+                sys.stderr.write(f"{bad[0]} is not a valid argument, see node_shares_list format\n"
+                                 f"no modifications to sharetree\n{USAGE}")
+                rc = 1
+            else:
+                rc = send(opt, [arg])
         elif opt in ONE_ARG:
             rc = send(opt, [take(argv, i, opt)])
             i += 1

@@ -264,8 +264,8 @@ WITH_ARG = frozenset({
 })
 # qrsh's own switches (not qsub's): acted on here, not by the job request parser
 OWN_FLAGS = frozenset({"-nostdin", "-noshell", "-verbose"})
-# qsub's switches qrsh does not know (8.1.9: "error: Unknown option -t")
-UNKNOWN = frozenset({"-t", "-sync", "-terse"})
+# qsub's switches qrsh does not know (8.1.9: "error: Unknown option -t"; -ot, though its -help lists it)
+UNKNOWN = frozenset({"-t", "-sync", "-terse", "-ot"})
 LOGIN_NAMES = {"qrsh": "QRLOGIN", "qlogin": "QLOGIN"}
 ACCEPT_TIMEOUT = 30.0  # seconds a connection may take to say its token
 
@@ -311,6 +311,8 @@ def interactive_request(kind: str, argv: list[str], env: dict[str, str], *, cwd:
     """The job request of ``qrsh``/``qlogin`` ARGV (raises submit_options.SubmitError)."""
     opts, command = split_command(argv)
     opts, own = own_switches(opts)
+    if opts[-1:] == ["-ot"]:  # 8.1.9 wants the argument before it refuses the switch
+        raise submit_options.SubmitError("error: -ot option must have argument", 1)
     for a in opts:
         if a in UNKNOWN:
             raise submit_options.SubmitError(f"error: Unknown option {a}", 1)

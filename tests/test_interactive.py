@@ -47,7 +47,9 @@ def test_the_login_forms_and_their_options():
 
 
 @pytest.mark.parametrize("argv,message", [(["-t", "1-2", "echo"], "error: Unknown option -t"),
-                                          (["-sync", "y", "echo"], "error: Unknown option -sync")])
+                                          (["-sync", "y", "echo"], "error: Unknown option -sync"),
+                                          (["-ot", "10", "echo"], "error: Unknown option -ot"),
+                                          (["-ot"], "error: -ot option must have argument")])
 def test_what_qrsh_refuses(argv, message):
     with pytest.raises(SubmitError) as e:
         _request("qrsh", argv)

@@ -300,3 +300,7 @@ def compare_values(value_type: str, a: str, b: str) -> int:
     elif value_type not in STRING_TYPES:
         raise SpecifierError(f'unknown complex attribute type "{value_type}"')
     return (a > b) - (a < b)
+
+
+#: an item of a node_shares_list (``qconf -astnode/-mstnode``): node_path=shares
+NODE_SHARES = re.compile(r"[^=]+=\d+")

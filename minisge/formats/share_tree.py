@@ -167,3 +167,53 @@ def indented(tree: ShareTree) -> str:
     """``qconf -sst``: one ``name=shares`` line per node, three spaces per level."""
     return "".join(f"{'   ' * depth}{n.name}={n.shares}\n" for depth, n, _path in tree.walk())
 
+
+
+def locate(tree: ShareTree, path: str) -> ShareTreeNode | None:
+    """The node at ``node_path`` (sge_types(1): ``[/]node_name[[/.]node_name...]``,
+    names from below the root) as ``qconf -astnode/-mstnode/-dstnode`` find it;
+    None when a name is missing.  The root itself has no path (``/`` is not found)."""
+    names = [n for n in path.replace(".", "/").split("/")]
+    if names and names[0] == "":
+        names = names[1:]
+    if not names or "" in names:
+        return None
+    ids = tree.by_id()
+    node = tree.root
+    for name in names:
+        found = [ids[c] for c in node.children if ids[c].name == name]
+        if not found:
+            return None
+        node = found[0]
+    return node
+
+
+def parent_path(path: str) -> str:
+    """``/a/b`` -> ``/a``; ``/a`` -> ``""`` (the root)."""
+    cut = max(path.rfind("/"), path.rfind("."))
+    return path[:cut] if cut > 0 else ""
+
+
+def with_shares(tree: ShareTree, node_id: int, shares: int) -> ShareTree:
+    """The tree with node ``node_id``'s shares changed (``-astnode``/``-mstnode`` on a node there is)."""
+    return ShareTree(tuple(attrs.evolve(n, shares=shares) if n.id == node_id else n for n in tree.nodes))
+
+
+def with_child(tree: ShareTree, parent_id: int, name: str, shares: int) -> ShareTree:
+    """The tree with a new leaf ``name`` under ``parent_id`` (``-astnode``), at the end of the file."""
+    new_id = max(n.id for n in tree.nodes) + 1
+    nodes = [attrs.evolve(n, children=(*n.children, new_id)) if n.id == parent_id else n for n in tree.nodes]
+    return ShareTree((*nodes, ShareTreeNode(new_id, name, shares)))
+
+
+def without_node(tree: ShareTree, node_id: int) -> ShareTree:
+    """The tree without node ``node_id`` and the nodes below it (``-dstnode``)."""
+    ids = tree.by_id()
+    gone: set[int] = set()
+    todo = [node_id]
+    while todo:
+        nid = todo.pop()
+        gone.add(nid)
+        todo.extend(ids[nid].children)
+    return ShareTree(tuple(attrs.evolve(n, children=tuple(c for c in n.children if c not in gone))
+                           for n in tree.nodes if n.id not in gone))

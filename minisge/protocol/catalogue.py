@@ -717,6 +717,10 @@ QQUOTA = _op("qquota", COMMAND, "qquota: the usage of the resource quota sets.",
              {k: opt(TARGETS) for k in ("users", "projects", "pes", "queues", "hosts", "resources")},
              reply={"rows": req(ListOf(Json()))})
 
+SHARE_MON = _op("share_mon", COMMAND,
+                "sge_share_mon: the share tree's nodes with shares, targets and usage (decayed to now: decay).",
+                {"decay": opt(Bool())}, reply={"rows": req(ListOf(Json()))})
+
 # advance reservations: qrsub(1), qrstat(1), qrdel(1)
 AR_PE = Record({"name": req(NAME), "ranges": req(ListOf(Pair(Int(1, RANGE_INFINITY), Int(1, RANGE_INFINITY)),
                                                           min_items=1, max_items=1000)),

@@ -1427,8 +1427,8 @@ def s_not_one(kind: str) -> Callable:
 
 
 def no_sharetree(rc: int) -> Callable:
-    """``-rsstnode``, ``-mstnode``, ``-dstnode``: 8.1.9's answer with no share
-    tree; with one, minisge does not edit single nodes (it says so)."""
+    """``-rsstnode``: 8.1.9's answer with no share tree; with one, minisge does
+    not show subtrees (it says so)."""
 
     def run(a: Admin, ans: Answer, args, text, path) -> None:
         if a.qm.share_usage.tree is not None:
@@ -1436,6 +1436,87 @@ def no_sharetree(rc: int) -> Callable:
         raise Refused("No sharetree", rc=rc)
 
     return run
+
+
+def _tree_refusal(a: Admin, tree: share_tree.ShareTree, with_root: bool) -> str | None:
+    """What the qmaster says against a share tree (None: it takes it): a leaf
+    names no user or project it knows (the root too for a node edit), a user
+    is not a leaf."""
+    for n in tree.nodes:
+        if not n.children and (with_root or n.id != tree.root.id) and not _known_tree_name(a, n.name):
+            return f'denied: share tree contains reference to unknown user/project "{n.name}"'
+    for n in tree.nodes:
+        if n.children and n.id != tree.root.id and n.name in a.qm.share_usage.users:
+            return f'found user "{n.name}" in share tree as a non-leaf node'
+    return None
+
+
+def edit_sharetree_nodes(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-astnode``, ``-mstnode`` node_path=shares,...; ``-dstnode`` node_path,...
+    (the command checked the form): each node set, added (under a parent there
+    is; ``-astnode`` with no tree starts one) or removed, each said on stderr as
+    8.1.9 does; then the tree is checked and kept (``modified sharetree``) or
+    nothing changes (``no modifications to sharetree``, exit 1)."""
+    _need(args, 1)
+    tree = a.qm.share_usage.tree
+    if tree is None:
+        if a.cmd != "-astnode":
+            raise Refused("No sharetree", rc=0 if a.cmd == "-mstnode" else 1)
+        tree = share_tree.ShareTree((share_tree.ShareTreeNode(0, "Root", 1),))
+    modified = False
+    items = _names(args[0])
+    if a.cmd != "-dstnode":
+        for item in items:
+            if not sge_types.NODE_SHARES.fullmatch(item):
+                raise Refused(f"{item} is not a valid argument, see node_shares_list format",
+                              "no modifications to sharetree")
+    for item in items:
+        where, _sep, shares = item.partition("=")
+        node = share_tree.locate(tree, where)
+        if a.cmd == "-dstnode":
+            if node is None:
+                ans.err.append(f"Unable to locate {item} in sharetree")
+                continue
+            ans.err.extend(("removing ", where))
+            tree, modified = share_tree.without_node(tree, node.id), True
+            continue
+        if node is not None:
+            tree = share_tree.with_shares(tree, node.id, int(shares))
+        elif a.cmd == "-astnode":
+            above = share_tree.parent_path(where)
+            parent = share_tree.locate(tree, above) if above else tree.root
+            if parent is None:
+                ans.err.append(f"Unable to locate {above} in sharetree")
+                continue
+            name = where[len(above):].lstrip("/.")
+            tree = share_tree.with_child(tree, parent.id, name, int(shares))
+        else:
+            ans.err.append(f"Unable to locate {where} in sharetree")
+            continue
+        ans.err.extend(("setting ", f"{where}={shares}"))
+        modified = True
+    if not modified:
+        raise Refused("no modifications to sharetree")
+    if not a.qm.is_manager(a.uid):
+        raise Refused(f'denied: "{a.user}" must be manager for this operation', rc=0)
+    refusal = _tree_refusal(a, tree, with_root=True)
+    if refusal is not None:
+        raise Refused(refusal, rc=1 if a.cmd == "-dstnode" else 0)
+    a.qm.share_usage.set_tree(tree)
+    ans.err.append("modified sharetree")
+
+
+def clear_usage(a: Admin, ans: Answer, args, text, path) -> None:
+    """``-clearusage [user_list]``: the share tree usage of the named users (all
+    user objects when none is named) set to none, each said as 8.1.9 does."""
+    users = a.qm.share_usage.users
+    names = _names(args[0]) if args and args[0] else list(users)
+    for name in names:
+        if name not in users:
+            ans.err.append(f'denied: user "{name}" does not exist')
+            continue
+        a.qm.share_usage.clear_usage(name)
+        ans.err.append(f'{a.who} modified "{name}" in user list')
 
 
 def s_sharetree_node(a: Admin, ans: Answer, args, text, path) -> None:
@@ -1475,9 +1556,9 @@ def put_sharetree(a: Admin, ans: Answer, args, text, path) -> None:
         tree = share_tree.parse(text or "", path)
     except FormatError as e:
         raise Refused(e.message, f'error reading file: "{path}"') from e
-    for n in tree.nodes:
-        if not n.children and n.id != tree.root.id and not _known_tree_name(a, n.name):
-            raise Refused(f'denied: share tree contains reference to unknown user/project "{n.name}"')
+    refusal = _tree_refusal(a, tree, with_root=False)
+    if refusal is not None:
+        raise Refused(refusal, rc=0 if refusal.startswith("found user") else 1)
     a.qm.share_usage.set_tree(tree)
     ans.err.append("changed sharetree")
 
@@ -1679,8 +1760,9 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-sst": (s_sharetree_indented, None),
     "-sstnode": (s_sharetree_node, None),
     "-rsstnode": (no_sharetree(0), None),
-    "-mstnode": (no_sharetree(0), None),
-    "-dstnode": (no_sharetree(1), None),
+    "-astnode": (edit_sharetree_nodes, None),
+    "-mstnode": (edit_sharetree_nodes, None),
+    "-dstnode": (edit_sharetree_nodes, None),
     "-suser": (s_user, None),
     "-suserl": (show_list(lambda a: a.cfg.users, "user list"), None),
     "-sds": (s_detached, None),
@@ -1705,7 +1787,7 @@ COMMANDS: dict[str, tuple[Callable, str | None]] = {
     "-muser": (unsupported, "manager"),
     "-Muser": (modify_from_file("user"), "manager"),
     "-duser": (delete("user", lambda a, n: None), "manager"),
-    "-clearusage": (unsupported, "manager"),
+    "-clearusage": (clear_usage, "manager"),
     "-cq": (need_manager("cleaning a queue requires manager privileges"), None),
     "-km": (k_master, None),
     "-ks": (need_manager("no scheduler registered at qmaster"), None),

@@ -54,6 +54,7 @@ class RequestHandler:
             catalogue.QMOD: self.op_qmod,
             catalogue.PE_TASK: self.op_pe_task,
             catalogue.QQUOTA: self.op_qquota,
+            catalogue.SHARE_MON: self.op_share_mon,
             catalogue.QALTER: self.op_qalter,
             catalogue.QRESUB: self.op_qresub,
             catalogue.QHOST: self.op_qhost,
@@ -242,6 +243,16 @@ class RequestHandler:
         ctx = self.qm.config.quota_context(self.qm.jobs)
         rows = quota.report(ctx, query, user_name(peer.uid))
         return ok_reply(rows=quota.rows_to_wire(rows))
+
+    async def op_share_mon(self, req: Reply, peer: Credentials, send_more: SendMore) -> Reply:
+        """sge_share_mon(1): the share tree's nodes (minisge.qmaster.share_usage:ShareUsage.monitor);
+        no tree: 8.1.9's ``No share tree``, exit status 2."""
+        qm = self.qm
+        rows = qm.share_usage.monitor(qm.jobs, qm.clock(), qm.config.sched_conf, qm.config.projects,
+                                      bool(req.get("decay")))
+        if rows is None:
+            return error_reply("No share tree", rc=2)
+        return ok_reply(rows=rows)
 
     async def op_qhost(self, req: Reply, peer: Credentials, send_more: SendMore) -> Reply:
         """qhost(1): the hosts as minisge.qmaster.host_views.qhost sees them."""

@@ -93,6 +93,12 @@ class ShareUsage:
         self.spool.write_object(SPOOL_KIND, owner, user.write_spool(u))
         self.config.put_object(SPOOL_KIND, owner, u)
 
+    def clear_usage(self, name: str) -> None:
+        """``qconf -clearusage``: user ``name``'s usage (its projects' too) set to none; spooled."""
+        u = attrs.evolve(self.users[name], usage=(), project_usage=())
+        self.spool.write_object(SPOOL_KIND, name, user.write_spool(u))
+        self.config.put_object(SPOOL_KIND, name, u)
+
     def ticket_input(self, jobs: Mapping[int, Job], now: float, sc: sched_conf.SchedConf,
                      projects: Mapping[str, object], free_slots: int,
                      usage_of: Callable[[Job, Task], Mapping[str, Any] | None]
@@ -153,3 +159,37 @@ class ShareUsage:
         inp = tickets.TicketInput(policy=policy, tree=self.tree, users=users, projects=holders,
                                   user_usage=user_usage, project_usage=project_usage, free_slots=free_slots)
         return inp, (*running, *pending)
+
+    def monitor(self, jobs: Mapping[int, Job], now: float, sc: sched_conf.SchedConf,
+                projects: Mapping[str, object], decay: bool) -> list[dict[str, Any]] | None:
+        """The share tree as ``sge_share_mon`` prints it (None: no tree): the
+        users' usage as kept, or decayed to ``now`` (``-u``); the pending and
+        running tasks counted under their nodes when the share tree policy
+        gives tickets."""
+        if self.tree is None or not self.tree.nodes:
+            return None
+        user_usage: dict[tuple[str, str | None], dict[str, float]] = {}
+        project_usage: dict[str, dict[str, float]] = {}
+        for name, u in self.users.items():
+            d = self._decayed(u, now, sc) if decay else u
+            user_usage[(name, None)] = dict(d.usage)
+            for p, pu in d.project_usage:
+                user_usage[(name, p)] = dict(pu)
+                acc = project_usage.setdefault(p, {})
+                for k, v in pu:
+                    acc[k] = acc.get(k, 0.0) + v
+        tasks: list[tickets.TicketTask] = []
+        for job in sorted(jobs.values(), key=lambda j: j.number):
+            common = dict(owner=job.owner, project=job.spec.get("project") or None)
+            tasks.extend(tickets.TicketTask(job.number, t.task_id, running=True, **common)  # type: ignore[arg-type]
+                         for t in job.tasks.values() if t.state == RUNNING)
+            if not (job.held or job.task_holds):
+                tasks.extend(tickets.TicketTask(job.number, tid, running=False, **common)  # type: ignore[arg-type]
+                             for tid in job.pending)
+        holders = {p: tickets.Holder(int(getattr(obj, "fshare", 0)), int(getattr(obj, "oticket", 0)))
+                   for p, obj in projects.items()}
+        inp = tickets.TicketInput(policy=tickets.TicketPolicy.from_sched_conf(sc), tree=self.tree,
+                                  projects=holders, user_usage=user_usage, project_usage=project_usage)
+        stamps = {n: u.usage_time_stamp for n, u in self.users.items()}
+        return [{**n._asdict(), "usage_time": stamps.get(n.user, 0) if n.user else 0}
+                for n in tickets.share_monitor(inp, tasks, self.users)]

@@ -667,3 +667,75 @@ def decayed(usage: Iterable[tuple[str, float]], interval: float, halftime_hours:
     default = decay_constant(halftime_hours * 60.0) ** steps
     return tuple((name, value * (decay_constant(halflife[name]) ** steps if name in halflife else default))
                  for name, value in usage)
+
+
+class MonitorNode(NamedTuple):
+    """One share tree node as ``sge_share_mon`` shows it (sge_sharetree_printing.c's fields)."""
+
+    path: str  # node_name: ``/`` for the root, else ``/a/b``
+    user: str  # user_name: a leaf's user object, else ""
+    project: str  # project_name: the node's project or the project above it, else ""
+    shares: int
+    job_count: int  # the tasks the share tree policy hangs under the node (0 without share tree tickets)
+    level: float  # level%: shares / the siblings' shares
+    total: float  # total%: the share of the whole tree
+    long_target: float  # long_target_share
+    short_target: float  # short_target_share
+    actual: float  # actual_share: the node's usage / the root's
+    usage: float  # usage: combined by usage_weight_list
+    cpu: float
+    mem: float
+    io: float
+    leaf: bool
+
+
+def share_monitor(inp: TicketInput, tasks: Sequence[TicketTask], user_names: Iterable[str]) -> list[MonitorNode]:
+    """The share tree's nodes, depth first, with shares, targets and usage
+    (sge_share_mon): a user the tree does not name but that has a user object
+    (``user_names``) gets its copy under ``default`` (sge_add_default_user_nodes);
+    job counts and targets only when the share tree policy gives tickets
+    (the scheduler's figures, sge_calc_node_targets)."""
+    if inp.tree is None or not inp.tree.nodes:
+        return []
+    root = _build_tree(inp.tree, inp.projects)
+    _add_default_copies(root, [(u, None) for u in sorted(user_names)])
+    if inp.policy.share_tree_tickets > 0:
+        for t in tasks:
+            project = t.project if t.project and t.project in inp.projects else None
+            node = _search(root, t.owner, project, root) if project else None
+            node = node if node is not None else _search(root, t.owner, None, root)
+            if node is not None:
+                node.refs += 1
+        _count_refs(root)
+    total_usage = _node_usage(root, inp, None)
+    if inp.policy.share_tree_tickets > 0:
+        _targets(root, inp.policy.compensation_factor)
+    users = set(user_names)
+    rows: list[MonitorNode] = []
+
+    def walk(node: _Node, path: str, level: float, total: float, project: str | None) -> None:
+        if node.project and project is None:
+            project = node.name
+        usage: Usage | None = None
+        if not node.children:
+            if project is not None and node.name != project:
+                usage = inp.user_usage.get((node.name, project))
+            elif (node.name, None) in inp.user_usage:
+                usage = inp.user_usage[(node.name, None)]
+            elif node.name in inp.projects:
+                usage = inp.project_usage.get(node.name)
+        elif node.name == project:
+            usage = inp.project_usage.get(node.name)
+        u = usage or {}
+        rows.append(MonitorNode(
+            path, node.name if not node.children and node.name in users else "", project or "", node.shares,
+            node.refs, level, total, node.oltt if node.refs else 0.0, node.ostt if node.refs else 0.0,
+            node.usage / total_usage if total_usage else 0.0, node.usage,
+            u.get("cpu", 0.0), u.get("mem", 0.0), u.get("io", 0.0), not node.children))
+        siblings = sum(c.shares for c in node.children)
+        for c in node.children:
+            share = c.shares / siblings if siblings else 0.0
+            walk(c, ("" if path == "/" else path) + "/" + c.name, share, total * share, project)
+
+    walk(root, "/", 1.0 if root.shares else 0.0, 1.0 if root.shares else 0.0, None)
+    return rows

@@ -136,7 +136,8 @@ def test_qrsh_needs_an_interactive_queue(cell):
 
 
 def test_qrsh_refuses_what_8_1_9_refuses(cell):
-    for case in ("qrsh/qrsh_-t", "qrsh/qrsh_-sync"):
+    for case in ("qrsh/qrsh_-t", "qrsh/qrsh_-sync", "tickets/qrsh_-ot", "tickets/qrsh_-ot.no_arg",
+                 "tickets/qlogin_-ot"):
         g = read_golden(case + ".stderr")
         r = cell.run(*g.command.split(), user=USER)
         assert (r.rc, r.err) == (g.exit, g.text), (case, r)

@@ -61,8 +61,6 @@ def test_share_tree_commands_as_8_1_9(cell):
     assert cell.run("qconf", "-sstree").out == read_golden("tickets/qconf_-sstree").text
     assert cell.run("qconf", "-sst").out == read_golden("tickets/qconf_-sst").text
     assert cell.run("qconf", "-sstnode", f"/{USERS[0]},/").out == f"/{USERS[0]}=75\n/=1\n"
-    r = cell.run("qconf", "-dstnode", f"/{USERS[0]}")
-    assert (r.rc, r.err) == (1, 'Unsupported: "-dstnode" is not supported in this version\n'), r
     # the editor form: the tree there is, changed by the editor (a sed script here), sent back
     editor = _file(cell, "editor.sh", "#!/bin/sh\nsed -i 's/^shares=25$/shares=30/' \"$1\"\n")
     os.chmod(editor, 0o755)
@@ -72,6 +70,90 @@ def test_share_tree_commands_as_8_1_9(cell):
     r = cell.run("qconf", "-dstree")
     assert (r.rc, r.err) == (0, "root@master removed sharetree list\n"), r
     assert cell.run("qconf", "-sstree").err == "no sharetree element\n"
+
+
+def test_sge_share_mon_as_8_1_9(cell):
+    """sge_share_mon: no tree (8.1.9's words, exit 2); the captured tree's
+    lines (its curr_time the one thing that differs), the header, a node
+    named; qsub -ot refused as 8.1.9 refuses it."""
+    cell.run("qconf", "-dstree")
+    r = cell.run("sge_share_mon", "-c", "1")
+    assert (r.rc, r.out, r.err) == (2, "", "No share tree\n"), r
+    _tree(cell, 75, 25)
+    for u in USERS:  # the capture's users had user objects (a leaf's user_name is its user object's)
+        cell.run("qconf", "-Auser", _file(cell, "u", f"name {u}\noticket 0\nfshare 0\ndelete_time 0\n"
+                                                    "default_project NONE\n"))
+    try:
+        r = cell.run("sge_share_mon", "-c", "1")
+        want = read_golden("tickets/sge_share_mon_-c_1").text
+        assert r.rc == 0 and [ln.split("\t")[1:] for ln in r.out.split("\n")] == [
+            ln.split("\t")[1:] for ln in want.split("\n")], r
+        r = cell.run("sge_share_mon", "-c", "1", "-h", "-x", "-f", "node_name,shares", f"/{USERS[1]}")
+        assert r.out == f"node_name\tshares\t\n\n/{USERS[1]}\t25\t\n", r
+        r = cell.run("sge_share_mon", "-c", "2", "-i", "0", "-n", "-f", "node_name", "-r", "#", "-x", user=USERS[0])
+        assert r.out == f"node_name=/{USERS[0]}\t\nnode_name=/{USERS[1]}\t\n#" * 1 + \
+            f"node_name=/{USERS[0]}\t\nnode_name=/{USERS[1]}\t\n", r
+    finally:
+        cell.run("qconf", "-dstree")
+        for u in USERS:
+            cell.run("qconf", "-duser", u)
+    g = read_golden("tickets/qsub_-ot.stderr")
+    r = cell.run(*g.command.split(), user=USERS[0])
+    assert (r.rc, r.err) == (g.exit, g.text), r
+
+
+def test_share_tree_node_edits_and_clearusage_as_8_1_9(cell):
+    """qconf -astnode/-mstnode/-dstnode and -clearusage in 8.1.9's words (the
+    peer's answers to the same edits of its own tree, users sgetest/root)."""
+    a, b = USERS
+    cell.run("qconf", "-dstree")
+    for u in USERS:  # users with user objects, as the peer's
+        cell.run("qconf", "-Auser", _file(cell, "u", f"name {u}\noticket 0\nfshare 0\ndelete_time 0\n"
+                                                    "default_project NONE\n"))
+    r = cell.run("qconf", "-astnode", f"/{a}=1")  # no tree: -astnode starts one
+    assert (r.rc, r.err) == (0, f"setting \n/{a}=1\nmodified sharetree\n"), r
+    r = cell.run("qconf", "-astnode", f"/{b}=5,/nosuch/x=1")
+    assert (r.rc, r.err) == (0, f"setting \n/{b}=5\nUnable to locate /nosuch in sharetree\nmodified sharetree\n"), r
+    r = cell.run("qconf", "-mstnode", f"/{a}=50,/nosuch=1")
+    assert (r.rc, r.err) == (0, f"setting \n/{a}=50\nUnable to locate /nosuch in sharetree\nmodified sharetree\n"), r
+    assert cell.run("qconf", "-sst").out == f"Root=1\n   {a}=50\n   {b}=5\n"
+    for args, err in ((("-mstnode", "/nosuch=5"), "Unable to locate /nosuch in sharetree\n"),
+                      (("-mstnode", "/=7"), "Unable to locate / in sharetree\n"),
+                      (("-dstnode", "/nosuch"), "Unable to locate /nosuch in sharetree\n")):
+        r = cell.run("qconf", *args)
+        assert (r.rc, r.err) == (1, err + "no modifications to sharetree\n"), r
+    r = cell.run("qconf", "-astnode", f"/{a}")
+    assert r.rc == 1 and r.err.startswith(f"/{a} is not a valid argument, see node_shares_list format\n"
+                                          "no modifications to sharetree\nSGE 8.1.9\nusage: qconf"), r
+    r = cell.run("qconf", "-astnode", f"/{a}/{b}=5")
+    assert (r.rc, r.err) == (0, f'setting \n/{a}/{b}=5\nfound user "{a}" in share tree as a non-leaf node\n'), r
+    r = cell.run("qconf", "-astnode", "/nosuchuser9=5")
+    assert r.err.endswith('denied: share tree contains reference to unknown user/project "nosuchuser9"\n'), r
+    r = cell.run("qconf", "-mstnode", f"/{a}=1", user=a)
+    assert (r.rc, r.err) == (0, f'setting \n/{a}=1\ndenied: "{a}" must be manager for this operation\n'), r
+    r = cell.run("qconf", "-dstnode", f"/nosuch,/{b}")
+    assert (r.rc, r.err) == (0, f"Unable to locate /nosuch in sharetree\nremoving \n/{b}\nmodified sharetree\n"), r
+    assert cell.run("qconf", "-sst").out == f"Root=1\n   {a}=50\n"
+    r = cell.run("qconf", "-dstnode", f"/{a}")  # the root alone is a leaf that names no one
+    assert (r.rc, r.err) == (1, 'removing \n/' + a + '\ndenied: share tree contains reference to unknown '
+                                'user/project "Root"\n'), r
+    cell.run("qconf", "-dstree")
+    # -clearusage: the user objects' usage is gone
+    done = cell.submit("-b", "y", "/bin/true", user=a)
+    cell.wait_records(done)
+    spool = os.path.join(cell.qmaster_spool, "users", a)
+    cell.wait_for(lambda: "finished_jobs=" in open(spool).read(), what="the usage of the finished job")
+    r = cell.run("qconf", "-clearusage", f"nosuchuser9,{a}")
+    assert (r.rc, r.err) == (0, 'denied: user "nosuchuser9" does not exist\n'
+                                f'root@master modified "{a}" in user list\n'), r
+    with open(spool) as f:
+        assert "finished_jobs=" not in f.read()
+    r = cell.run("qconf", "-clearusage")
+    said = sorted(f'root@master modified "{u}" in user list' for u in USERS)
+    assert (r.rc, sorted(r.err.splitlines())) == (0, said), r
+    assert cell.run("qconf", "-clearusage", user=a).err == f'denied: "{a}" must be manager for this operation\n'
+    for u in USERS:
+        cell.run("qconf", "-duser", u)
 
 
 def test_qstat_ext_ticket_columns_as_8_1_9(cell):
