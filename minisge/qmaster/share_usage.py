@@ -135,16 +135,7 @@ class ShareUsage:
             int(getattr(p, "oticket", 0)) for p in projects.values())
         if policy.share_tree_tickets <= 0 and policy.functional_tickets <= 0 and not any_ot:
             return None
-        user_usage: dict[tuple[str, str | None], dict[str, float]] = {}
-        project_usage: dict[str, dict[str, float]] = {}
-        for name, u in self.users.items():
-            d = self._decayed(u, now, sc)
-            user_usage[(name, None)] = dict(d.usage)
-            for p, pu in d.project_usage:
-                user_usage[(name, p)] = dict(pu)
-                acc = project_usage.setdefault(p, {})
-                for k, v in pu:
-                    acc[k] = acc.get(k, 0.0) + v
+        user_usage, project_usage = self.usage_tables(now, sc, decay=True)
         for key, more in live.items():
             acc = user_usage.setdefault(key, {})
             for k, v in more.items():
@@ -160,14 +151,10 @@ class ShareUsage:
                                   user_usage=user_usage, project_usage=project_usage, free_slots=free_slots)
         return inp, (*running, *pending)
 
-    def monitor(self, jobs: Mapping[int, Job], now: float, sc: sched_conf.SchedConf,
-                projects: Mapping[str, object], decay: bool) -> list[dict[str, Any]] | None:
-        """The share tree as ``sge_share_mon`` prints it (None: no tree): the
-        users' usage as kept, or decayed to ``now`` (``-u``); the pending and
-        running tasks counted under their nodes when the share tree policy
-        gives tickets."""
-        if self.tree is None or not self.tree.nodes:
-            return None
+    def usage_tables(self, now: float, sc: sched_conf.SchedConf, decay: bool
+                     ) -> tuple[dict[tuple[str, str | None], dict[str, float]], dict[str, dict[str, float]]]:
+        """The users' kept usage (decayed to ``now`` with ``decay``) by
+        (user, project or None), and summed per project."""
         user_usage: dict[tuple[str, str | None], dict[str, float]] = {}
         project_usage: dict[str, dict[str, float]] = {}
         for name, u in self.users.items():
@@ -178,6 +165,17 @@ class ShareUsage:
                 acc = project_usage.setdefault(p, {})
                 for k, v in pu:
                     acc[k] = acc.get(k, 0.0) + v
+        return user_usage, project_usage
+
+    def monitor(self, jobs: Mapping[int, Job], now: float, sc: sched_conf.SchedConf,
+                projects: Mapping[str, object], decay: bool) -> list[dict[str, Any]] | None:
+        """The share tree as ``sge_share_mon`` prints it (None: no tree): the
+        users' usage as kept, or decayed to ``now`` (``-u``); the pending and
+        running tasks counted under their nodes when the share tree policy
+        gives tickets."""
+        if self.tree is None or not self.tree.nodes:
+            return None
+        user_usage, project_usage = self.usage_tables(now, sc, decay)
         tasks: list[tickets.TicketTask] = []
         for job in sorted(jobs.values(), key=lambda j: j.number):
             common = dict(owner=job.owner, project=job.spec.get("project") or None)
