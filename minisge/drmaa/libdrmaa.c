@@ -405,10 +405,11 @@ static int run_command(char *const argv[], char *const extra[], struct result *r
             }
         }
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    int status = 0;
+    pid_t waited;
+    while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
         ;
-    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r->status = waited == pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r->out = bo.s;
     r->err = be.s;
     return 0;
