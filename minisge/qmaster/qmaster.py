@@ -980,6 +980,7 @@ class Qmaster:
         the task runs, and before it delivers the outbox's posted messages.
         Of the pass's dispatches ``started``, those whose job the spool did
         not take are undone (pending again); the others are returned."""
+        self.share_usage.spool_usage()
         dirty, self.dirty = self.dirty, {}
         unsaved = {job.number for job in dirty.values()
                    if job.number in self.jobs and not self.save_job(job, sync=False)}

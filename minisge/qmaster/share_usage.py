@@ -11,6 +11,7 @@ are the scheduler's (:mod:`minisge.scheduler.tickets`, pure).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -18,10 +19,13 @@ from typing import Any
 import attrs
 
 from minisge.formats import sched_conf, share_tree, user
+from minisge.formats.lines import SPOOL_HEADER
 from minisge.qmaster.config_state import ConfigState
 from minisge.qmaster.job import RUNNING, Job, Task
-from minisge.qmaster.spool import QmasterSpool
+from minisge.qmaster.spool import QmasterSpool, atomic_write
 from minisge.scheduler import tickets
+
+log = logging.getLogger("minisge.qmaster")
 
 SPOOL_KIND = "users"
 SHARETREE = "sharetree"
@@ -41,6 +45,7 @@ class ShareUsage:
         self.spool = spool
         self.config = config  # its ``users``: the user objects (ConfigState.load reads them)
         self.tree: share_tree.ShareTree | None = None
+        self.unspooled: set[str] = set()  # users whose usage changed since the last spool()
 
     @property
     def users(self) -> Mapping[str, user.User]:
@@ -89,9 +94,32 @@ class ShareUsage:
             u = attrs.evolve(u, project_usage=tuple(projects.items()))
         else:
             u = attrs.evolve(u, usage=_add(u.usage, more))
-        os.makedirs(os.path.join(self.spool.dir, SPOOL_KIND), exist_ok=True)
-        self.spool.write_object(SPOOL_KIND, owner, user.write_spool(u))
         self.config.put_object(SPOOL_KIND, owner, u)
+        self.unspooled.add(owner)
+
+    def spool_usage(self) -> None:
+        """Write the user objects whose usage changed (the qmaster's flush,
+        after each pass: one write a user, not one a job end, and not synced:
+        usage is a decaying figure, as 8.1.9 spools it now and then).  A
+        spool that refuses the write (full, read-only) keeps them for the
+        next flush; usage never holds up a job's end."""
+        if not self.unspooled:
+            return
+        try:
+            os.makedirs(os.path.join(self.spool.dir, SPOOL_KIND), exist_ok=True)
+        except OSError as e:
+            log.warning("cannot spool the users' usage: %s", e)
+            return
+        for name in sorted(self.unspooled):
+            u = self.users.get(name)
+            try:
+                if u is not None:
+                    atomic_write(self.spool.object_path(SPOOL_KIND, name),
+                                 SPOOL_HEADER + user.write_spool(u), sync=False)
+            except OSError as e:
+                log.warning("cannot spool the usage of user %s: %s", name, e)
+                continue
+            self.unspooled.discard(name)
 
     def clear_usage(self, name: str) -> None:
         """``qconf -clearusage``: user ``name``'s usage (its projects' too) set to none; spooled."""
@@ -107,17 +135,22 @@ class ShareUsage:
         (running, then pending and not held, in job order); None when no
         policy gives tickets."""
         policy = tickets.TicketPolicy.from_sched_conf(sc)
+        # first the cheap test, so that a cell without ticket policies (the default)
+        # pays nothing a pass for them
+        any_ot = (any(u.oticket for u in self.users.values())
+                  or any(int(getattr(p, "oticket", 0)) for p in projects.values())
+                  or any(j.spec.get("override_tickets") for j in jobs.values()))
+        if policy.share_tree_tickets <= 0 and policy.functional_tickets <= 0 and not any_ot:
+            return None
         running: list[tickets.TicketTask] = []
         pending: list[tickets.TicketTask] = []
         live: dict[tuple[str, str | None], dict[str, float]] = {}
-        any_ot = False
         for job in sorted(jobs.values(), key=lambda j: j.number):
             spec = job.spec
             project = spec.get("project") or None
             common = dict(owner=job.owner, project=project, jobshare=int(spec.get("job_share") or 0),
                           override_tickets=int(spec.get("override_tickets") or 0),
                           submission_time=job.submission_time)
-            any_ot = any_ot or bool(common["override_tickets"])
             for t in sorted(job.tasks.values(), key=lambda t: t.task_id):
                 if t.state != RUNNING:
                     continue
@@ -131,10 +164,6 @@ class ShareUsage:
                 continue
             for tid in sorted(job.pending):
                 pending.append(tickets.TicketTask(job.number, tid, running=False, **common))  # type: ignore[arg-type]
-        any_ot = any_ot or any(u.oticket for u in self.users.values()) or any(
-            int(getattr(p, "oticket", 0)) for p in projects.values())
-        if policy.share_tree_tickets <= 0 and policy.functional_tickets <= 0 and not any_ot:
-            return None
         user_usage, project_usage = self.usage_tables(now, sc, decay=True)
         for key, more in live.items():
             acc = user_usage.setdefault(key, {})
