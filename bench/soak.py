@@ -368,10 +368,13 @@ class Soak:
         was running), while "running", or "uncertain" (no answer: asked again
         until one comes)."""
         r = self.command(user, "qdel", str(sub.job_id))
-        if r.rc == 0 and "has deleted job" in r.out:
-            sub.deleted = "pending" if sub.deleted in (None, "pending") else sub.deleted
-        elif r.rc == 0 and "registered the job" in r.out:
+        # an array with tasks running and tasks pending gets both lines, as from 8.1.9
+        # ("registered the job-array task 40.1 for deletion" ... "has deleted job 40"):
+        # "registered" decides, then a run of its tasks may end in the kill
+        if r.rc == 0 and "registered the job" in r.out:
             sub.deleted = "running" if sub.deleted in (None, "pending", "running") else sub.deleted
+        elif r.rc == 0 and "has deleted job" in r.out:
+            sub.deleted = "pending" if sub.deleted in (None, "pending") else sub.deleted
         elif self.refused(r) or "does not exist" in r.out + r.err:
             pass  # not asked, or already gone (deleted by an unanswered qdel, or ended)
         else:

@@ -112,6 +112,8 @@ class Cell:
         e["SGE_ROOT"] = self.root
         # the machine's real load must not put all.q (np_load_avg=1.75) in alarm
         e.setdefault("MINISGE_LOAD_OVERRIDE", "np_load_avg=0.000000")
+        # qdel -f of a user who may not force: its twelve dots, not its minute (cli/qdel.py)
+        e.setdefault("MINISGE_QDEL_DOT_SECONDS", "0.05")
         e.update(self.environ)
         e.update(extra)
         return e
