@@ -34,7 +34,7 @@ import pytest
 from hypothesis import settings
 
 settings.register_profile("dev", max_examples=20, deadline=None)
-settings.register_profile("ci", max_examples=400, deadline=None)
+settings.register_profile("ci", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 ROOT_ONLY = "needs root: creates Unix test users and runs jobs as them"

@@ -18,6 +18,8 @@ directory must be one the test users may read and execute).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import grp
 import importlib
 import io
@@ -31,6 +33,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from minisge.protocol import tls
@@ -57,13 +60,34 @@ def command_line(cmd: str, *args: str) -> list[str]:
 WAIT = 120.0
 
 
+USERS_LOCK = "/run/minisge-test-users.lock"
+
+
+@contextlib.contextmanager
+def users_lock() -> Iterator[None]:
+    """Held around useradd/userdel: the test workers (pytest -n) create and
+    remove users side by side, and useradd fails outright ("cannot lock
+    /etc/passwd") when another one holds the password files."""
+    fd = os.open(USERS_LOCK if os.path.isdir("/run") else USERS_LOCK.replace("/run", "/tmp"),
+                 os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def ensure_user(name: str) -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(name)
     except KeyError:
-        # another test worker may create it at the same moment: judge by the result
-        subprocess.run(["useradd", "-m", "-s", "/bin/sh", name], capture_output=True)
-        return pwd.getpwnam(name)
+        pass
+    with users_lock():
+        try:
+            return pwd.getpwnam(name)  # another worker made it meanwhile
+        except KeyError:
+            subprocess.run(["useradd", "-m", "-s", "/bin/sh", name], capture_output=True)
+            return pwd.getpwnam(name)
 
 
 def kill_cell_processes(root: str) -> None:

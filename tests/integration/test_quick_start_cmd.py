@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 
 import pytest
-from cellutil import WAIT, kill_cell_processes
+from cellutil import WAIT, kill_cell_processes, users_lock
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -45,13 +45,15 @@ def newcomer():
     os.chmod(base, 0o755)
     name = f"msgenew{os.getpid() % 100000}"
     home = os.path.join(base, "home")
-    subprocess.run(["useradd", "-m", "-d", home, "-s", "/bin/sh", name], check=True, capture_output=True)
+    with users_lock():
+        subprocess.run(["useradd", "-m", "-d", home, "-s", "/bin/sh", name], check=True, capture_output=True)
     try:
         yield name, home
     finally:
         as_user(name, "~/.minisge/bin/minisge stop", timeout=WAIT)
         kill_cell_processes(os.path.join(home, ".minisge"))
-        subprocess.run(["userdel", name], capture_output=True)
+        with users_lock():
+            subprocess.run(["userdel", name], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
 
 
