@@ -1,0 +1,468 @@
+"""Pictures of replays (issue 16): what the scheduler did, at a glance.
+
+:func:`write_plots` draws one or several :class:`~minisge.replay.result.ReplayResult`
+with matplotlib (the optional extra ``pip install '.[teach]'``; the Agg
+backend, never a display) and writes each figure as PNG and SVG:
+
+``gantt``
+    the task runs on the slots of the hosts: one row per slot of a host
+    (the hosts in name order, a line between hosts), a bar per task run
+    on each slot it held (a parallel job's bar on several rows, on one or
+    several hosts), a colour per owner;
+``usage``
+    above, the utilisation (busy slots / all slots of the hosts, in %);
+    below, the queue length (tasks submitted and not yet started);
+``waits``
+    the distribution of the wait times (start - submit) of the tasks that
+    started, with their mean and median;
+``metrics`` (several results only)
+    a bar per result of the mean wait, the mean bounded slowdown (bound
+    :data:`SLOWDOWN_BOUND`), the makespan and the mean utilisation.
+
+Several results (a what-if) give the same figures with a panel per result
+on shared axes, so that the eye compares like with like.  Time runs from
+the first submission of the trace (0), in s, min or h as the span fits.
+
+The series the figures draw are computed by pure functions without
+matplotlib (:func:`busy_slot_steps`, :func:`queue_length_steps`,
+:func:`gantt_layout`, :func:`wait_times`, :func:`summary`), tested alone.
+The same results give the same files byte for byte: the SVG's hash salt
+and both formats' metadata are fixed.
+
+This module imports matplotlib at its top: no command imports it (the
+replay loads it with :mod:`importlib` only for ``--plot``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+from minisge.replay.result import ReplayResult, TaskRun
+
+#: The bound of the bounded slowdown, in seconds (Feitelson's usual 10 s):
+#: max(1, (wait + run) / max(run, bound)), so that a short job's wait does
+#: not weigh like a long job's.
+SLOWDOWN_BOUND = 10.0
+
+#: Task runs labelled with their job number in the Gantt chart when there are at most this many.
+LABEL_LIMIT = 60
+
+FIGURES = ("gantt", "usage", "waits")
+WHAT_IF_FIGURES = (*FIGURES, "metrics")
+
+#: Fixed so that the SVG's ids, and so its bytes, do not change from run to run.
+SVG_HASH_SALT = "minisge-replay"
+
+#: What each format writes into the file's metadata: no date, no version (the same bytes every time).
+METADATA: dict[str, dict[str, Any]] = {
+    "svg": {"Date": None, "Creator": "minisge replay"},
+    "png": {"Software": "minisge replay"},
+}
+
+# ---------------------------------------------------------------- the series (pure)
+
+
+def horizon(result: ReplayResult) -> float:
+    """The last moment of the replay: its last end, start or submission (0 if it has no task)."""
+    times = [t for task in result.tasks for t in (task.submit_time, task.start_time, task.end_time)
+             if t is not None]
+    return max(times, default=0.0)
+
+
+def origin(results: Iterable[ReplayResult]) -> float:
+    """Time 0 of the figures: the first submission of any of ``results`` (0 if none has a task)."""
+    return min((task.submit_time for r in results for task in r.tasks), default=0.0)
+
+
+def run_end(task: TaskRun, end_of_replay: float) -> float | None:
+    """When ``task`` stopped holding its slots: its end, or the end of the
+    replay if it was still running then; None if it never started."""
+    if task.start_time is None:
+        return None
+    return end_of_replay if task.end_time is None else task.end_time
+
+
+def _steps(events: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
+    """A step function from (time, change) events: (time, value from then on)
+    at each time the value changes, in time order."""
+    total = 0
+    steps: list[tuple[float, int]] = []
+    changes: dict[float, int] = {}
+    for t, delta in events:
+        changes[t] = changes.get(t, 0) + delta
+    for t in sorted(changes):
+        if changes[t] == 0:
+            continue
+        total += changes[t]
+        steps.append((t, total))
+    return steps
+
+
+def busy_slot_steps(result: ReplayResult) -> list[tuple[float, int]]:
+    """The slots in use over time: ``(time, busy slots from then on)`` at
+    every change, in time order (a task holds its slots from its start to
+    its end, or to the end of the replay)."""
+    end = horizon(result)
+    events: list[tuple[float, int]] = []
+    for task in result.tasks:
+        stop = run_end(task, end)
+        if task.start_time is not None and stop is not None and stop > task.start_time:
+            events += [(task.start_time, task.slots), (stop, -task.slots)]
+    return _steps(events)
+
+
+def total_slots(result: ReplayResult) -> int:
+    """All slots of the execution hosts."""
+    return sum(n for _, n in result.host_slots)
+
+
+def utilisation_steps(result: ReplayResult) -> list[tuple[float, float]]:
+    """The utilisation over time, busy slots / all slots of the hosts (0..1),
+    at every change (empty if the hosts have no slot)."""
+    total = total_slots(result)
+    return [(t, busy / total) for t, busy in busy_slot_steps(result)] if total else []
+
+
+def queue_length_steps(result: ReplayResult) -> list[tuple[float, int]]:
+    """The queue length over time: ``(time, pending tasks from then on)`` at
+    every change; a task is pending from its submission to its start (to
+    the end of the replay if it never started)."""
+    events: list[tuple[float, int]] = []
+    for task in result.tasks:
+        events.append((task.submit_time, 1))
+        if task.start_time is not None:
+            events.append((task.start_time, -1))
+    return _steps(events)
+
+
+def step_integral(steps: Sequence[tuple[float, float]], until: float) -> float:
+    """The area under a step function from its first step to ``until``."""
+    area = 0.0
+    for (t, value), nxt in zip(steps, [*steps[1:], (until, 0.0)], strict=True):
+        area += value * max(0.0, min(nxt[0], until) - t)
+    return area
+
+
+def wait_times(result: ReplayResult) -> list[float]:
+    """The wait (start - submit, s) of every task that started, in the result's task order."""
+    return [task.start_time - task.submit_time for task in result.tasks if task.start_time is not None]
+
+
+def bounded_slowdown(task: TaskRun, bound: float = SLOWDOWN_BOUND) -> float | None:
+    """max(1, (wait + run) / max(run, bound)) of a task that ran to its end, else None."""
+    if task.start_time is None or task.end_time is None:
+        return None
+    wait = task.start_time - task.submit_time
+    run = task.end_time - task.start_time
+    return max(1.0, (wait + run) / max(run, bound))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The figures of the ``metrics`` chart of one result."""
+
+    label: str
+    mean_wait: float  # s, over the tasks that started
+    mean_bounded_slowdown: float  # over the tasks that ended
+    makespan: float  # s, first submission to last end
+    utilisation: float  # 0..1, mean busy/all slots from the first submission to the last end
+    never_started: int  # tasks that never started
+
+
+def summary(result: ReplayResult) -> Summary:
+    """The main metrics of one replay (see :class:`Summary`)."""
+    waits = wait_times(result)
+    slowdowns = [s for s in (bounded_slowdown(t) for t in result.tasks) if s is not None]
+    start = origin([result])
+    end = horizon(result)
+    span = end - start
+    total = total_slots(result)
+    busy = step_integral([(t, float(b)) for t, b in busy_slot_steps(result)], end)
+    return Summary(
+        label=result.label,
+        mean_wait=sum(waits) / len(waits) if waits else 0.0,
+        mean_bounded_slowdown=sum(slowdowns) / len(slowdowns) if slowdowns else 0.0,
+        makespan=span,
+        utilisation=busy / (total * span) if total and span > 0 else 0.0,
+        never_started=sum(1 for t in result.tasks if t.start_time is None),
+    )
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One task run on one slot row of the Gantt chart."""
+
+    row: int
+    start: float
+    end: float
+    job_id: int
+    task_id: int
+    owner: str
+
+
+@dataclass(frozen=True)
+class GanttLayout:
+    """The rows (host, slot number from 0) of the chart, top to bottom, and the bars on them.
+
+    A host has a row per slot it has (``host_slots``); where the replay put
+    more tasks on a host at once than it has slots (queue instances with
+    more slots than the host), the extra rows follow the host's own."""
+
+    rows: tuple[tuple[str, int], ...]
+    bars: tuple[Bar, ...]
+
+
+def gantt_layout(result: ReplayResult) -> GanttLayout:
+    """Which slot row each task run occupies: tasks in start order, each
+    queue instance's slots of a task on the lowest-numbered rows of its
+    host free at its start (a row is free again when its task ends)."""
+    end = horizon(result)
+    free_at: dict[str, list[float]] = {h: [float("-inf")] * n for h, n in result.host_slots}
+    started = sorted((t for t in result.tasks if t.start_time is not None),
+                     key=lambda t: (t.start_time, t.job_id, t.task_id))
+    placed: list[tuple[str, int, TaskRun, float]] = []
+    for task in started:
+        assert task.start_time is not None
+        stop = run_end(task, end)
+        assert stop is not None
+        for _queue, host, n in task.placement:
+            rows = free_at.setdefault(host, [])
+            free = [i for i, t in enumerate(rows) if t <= task.start_time][:n]
+            while len(free) < n:
+                rows.append(float("-inf"))
+                free.append(len(rows) - 1)
+            for i in free:
+                rows[i] = stop
+                placed.append((host, i, task, stop))
+    hosts = [h for h, _ in result.host_slots] + sorted(set(free_at) - {h for h, _ in result.host_slots})
+    index: dict[tuple[str, int], int] = {}
+    for host in hosts:
+        for i in range(len(free_at[host])):
+            index[(host, i)] = len(index)
+    bars = tuple(Bar(index[(host, i)], task.start_time or 0.0, stop, task.job_id, task.task_id, task.owner)
+                 for host, i, task, stop in placed)
+    return GanttLayout(tuple(index), bars)
+
+
+def owners(results: Iterable[ReplayResult]) -> list[str]:
+    """Every owner of the tasks of ``results``, sorted (the legend's order)."""
+    return sorted({task.owner for r in results for task in r.tasks})
+
+
+def time_unit(span: float) -> tuple[str, float]:
+    """The unit that fits a span of ``span`` seconds: (name, seconds per unit)."""
+    if span <= 600:
+        return "s", 1.0
+    if span <= 10 * 3600:
+        return "min", 60.0
+    if span <= 10 * 86400:
+        return "h", 3600.0
+    return "d", 86400.0
+
+
+# ---------------------------------------------------------------- the figures
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """What every panel of a set of results shares: time 0, the unit, the colours."""
+
+    t0: float
+    end: float
+    unit: str
+    scale: float
+    colours: dict[str, Any]
+
+    def x(self, t: float) -> float:
+        return (t - self.t0) / self.scale
+
+    @property
+    def xlabel(self) -> str:
+        return f"time since the first submission ({self.unit})"
+
+
+def _frame(results: Sequence[ReplayResult]) -> _Frame:
+    t0 = origin(results)
+    end = max((horizon(r) for r in results), default=t0)
+    unit, scale = time_unit(end - t0)
+    names = owners(results)
+    cmap = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"]
+    colours = {o: cmap(i % cmap.N) for i, o in enumerate(names)}
+    return _Frame(t0, end, unit, scale, colours)
+
+
+def _figure(nrows: int, ncols: int, *, figsize: tuple[float, float], **subplots: Any) -> tuple[Figure, Any]:
+    """A figure of nrows x ncols panels drawn by Agg (no pyplot: no global
+    figure manager, no display), its axes as a 2-D array."""
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **subplots)
+    return fig, axes
+
+
+def _draw_gantt(ax: Axes, result: ReplayResult, frame: _Frame) -> None:
+    layout = gantt_layout(result)
+    by_owner: dict[str, list[Bar]] = {}
+    for bar in layout.bars:
+        by_owner.setdefault(bar.owner, []).append(bar)
+    for owner in sorted(by_owner):
+        bars = by_owner[owner]
+        ax.barh([b.row for b in bars], [(b.end - b.start) / frame.scale for b in bars],
+                left=[frame.x(b.start) for b in bars], height=0.8, color=frame.colours[owner],
+                edgecolor="black", linewidth=0.4)
+    if len(result.tasks) <= LABEL_LIMIT:
+        for bar in layout.bars:
+            ax.text(frame.x((bar.start + bar.end) / 2), bar.row, str(bar.job_id),
+                    ha="center", va="center", fontsize=7, clip_on=True)
+    # a host's name in the middle of its rows, a line between hosts
+    hosts: dict[str, list[int]] = {}
+    for i, (host, _) in enumerate(layout.rows):
+        hosts.setdefault(host, []).append(i)
+    ax.set_yticks([(rows[0] + rows[-1]) / 2 for rows in hosts.values()], list(hosts))
+    ax.set_yticks(range(len(layout.rows)), minor=True)
+    for rows in list(hosts.values())[1:]:
+        ax.axhline(rows[0] - 0.5, color="grey", linewidth=0.8)
+    ax.set_ylim(len(layout.rows) - 0.5, -0.5)  # the first host on top
+    ax.set_xlim(0, max(frame.x(frame.end), 1e-9))
+    ax.grid(axis="x", linestyle=":", linewidth=0.6)
+    ax.set_ylabel("host (a row per slot)")
+
+
+def _owner_legend(fig: Figure, frame: _Frame) -> None:
+    handles = [Patch(facecolor=c, edgecolor="black", linewidth=0.4, label=o) for o, c in frame.colours.items()]
+    if handles:
+        fig.legend(handles=handles, title="owner", loc="outside right upper")
+
+
+def _gantt(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
+    rows = [len(gantt_layout(r).rows) for r in results]
+    height = sum(min(max(1.6, 0.28 * n + 1.0), 6.0) for n in rows) + 0.8
+    fig, axes = _figure(len(results), 1, sharex=True,
+                        figsize=(10, height),
+                        height_ratios=[max(n, 2) for n in rows])
+    several = len(results) > 1
+    for ax, result in zip(axes[:, 0], results, strict=True):
+        _draw_gantt(ax, result, frame)
+        never = sum(1 for t in result.tasks if t.start_time is None)
+        note = f" ({never} tasks never started)" if never else ""
+        ax.set_title(f"{result.label}{note}" if several else f"Task runs on the hosts' slots: {result.label}{note}")
+    axes[-1, 0].set_xlabel(frame.xlabel)
+    if several:
+        fig.suptitle("Task runs on the hosts' slots")
+    _owner_legend(fig, frame)
+    return fig
+
+
+def _draw_steps(ax: Axes, steps: Sequence[tuple[float, float]], frame: _Frame, colour: str) -> None:
+    xs = [0.0] + [frame.x(t) for t, _ in steps] + [frame.x(frame.end)]
+    ys = [0.0] + [v for _, v in steps] + [steps[-1][1] if steps else 0.0]
+    ax.step(xs, ys, where="post", color=colour, linewidth=1.2)
+    ax.fill_between(xs, ys, step="post", color=colour, alpha=0.25)
+    ax.grid(linestyle=":", linewidth=0.6)
+    ax.set_xlim(0, max(frame.x(frame.end), 1e-9))
+
+
+def _usage(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
+    n = len(results)
+    fig, axes = _figure(2, n, sharex=True, sharey="row",
+                        figsize=(max(8.0, 4.5 * n), 5.5))
+    longest = max((v for r in results for _, v in queue_length_steps(r)), default=0)
+    for col, result in enumerate(results):
+        top, bottom = axes[0, col], axes[1, col]
+        _draw_steps(top, [(t, 100 * u) for t, u in utilisation_steps(result)], frame, "tab:blue")
+        top.set_ylim(0, 105)
+        _draw_steps(bottom, [(t, float(q)) for t, q in queue_length_steps(result)], frame, "tab:orange")
+        bottom.set_ylim(0, max(1.0, longest * 1.05))
+        bottom.yaxis.set_major_locator(MaxNLocator(integer=True))
+        bottom.set_xlabel(frame.xlabel)
+        if n > 1:
+            top.set_title(result.label)
+    axes[0, 0].set_ylabel("utilisation (% of slots busy)")
+    axes[1, 0].set_ylabel("queue length (pending tasks)")
+    fig.suptitle("Utilisation and queue length" + ("" if n > 1 else f": {results[0].label}"))
+    return fig
+
+
+def _waits(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
+    n = len(results)
+    fig, axes = _figure(1, n, sharex=True, sharey=True,
+                        figsize=(max(7.0, 4.5 * n), 4.2))
+    every = [w for r in results for w in wait_times(r)]
+    unit, scale = time_unit(max(every, default=0.0))
+    top = max(every, default=0.0) / scale
+    bins = [top * i / 20 for i in range(21)] if top > 0 else [0.0, 1.0]
+    for ax, result in zip(axes[0], results, strict=True):
+        waits = sorted(w / scale for w in wait_times(result))
+        ax.hist(waits, bins=bins, color="tab:green", edgecolor="black", linewidth=0.4, label="tasks")
+        if waits:
+            mean = sum(waits) / len(waits)
+            median = (waits[(len(waits) - 1) // 2] + waits[len(waits) // 2]) / 2
+            ax.axvline(mean, color="tab:red", linestyle="--", linewidth=1.2, label=f"mean {mean:.3g} {unit}")
+            ax.axvline(median, color="black", linestyle=":", linewidth=1.2, label=f"median {median:.3g} {unit}")
+        ax.set_xlabel(f"wait time, submission to start ({unit})")
+        ax.grid(axis="y", linestyle=":", linewidth=0.6)
+        ax.legend(fontsize=8)
+        if n > 1:
+            ax.set_title(result.label)
+    axes[0, 0].set_ylabel("tasks")
+    fig.suptitle("Wait times" + ("" if n > 1 else f": {results[0].label}"))
+    return fig
+
+
+def _metrics(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
+    sums = [summary(r) for r in results]
+    wait_unit, wait_scale = time_unit(max((s.mean_wait for s in sums), default=0.0))
+    span_unit, span_scale = time_unit(max((s.makespan for s in sums), default=0.0))
+    panels = [
+        (f"mean wait ({wait_unit})", [s.mean_wait / wait_scale for s in sums]),
+        (f"mean bounded slowdown (bound {SLOWDOWN_BOUND:g} s)", [s.mean_bounded_slowdown for s in sums]),
+        (f"makespan ({span_unit})", [s.makespan / span_scale for s in sums]),
+        ("mean utilisation (%)", [100 * s.utilisation for s in sums]),
+    ]
+    fig, axes = _figure(1, len(panels),
+                        figsize=(max(10.0, 1.2 * len(sums) * len(panels)), 3.8))
+    cmap = matplotlib.colormaps["tab10"]
+    labels = [s.label for s in sums]
+    for ax, (title, values) in zip(axes[0], panels, strict=True):
+        bars = ax.bar(range(len(values)), values, color=[cmap(i % 10) for i in range(len(values))],
+                      edgecolor="black", linewidth=0.4)
+        ax.bar_label(bars, fmt="%.3g", fontsize=8)
+        ax.set_xticks(range(len(values)), labels, rotation=20, ha="right")
+        ax.set_title(title, fontsize=10)
+        ax.margins(y=0.15)
+        ax.grid(axis="y", linestyle=":", linewidth=0.6)
+    fig.suptitle("The main metrics per configuration")
+    return fig
+
+
+def write_plots(results: Sequence[ReplayResult], out_dir: str,
+                formats: Sequence[str] = ("png", "svg")) -> list[str]:
+    """Draw ``results`` (one replay, or several of the same trace: a
+    what-if) into ``out_dir`` (made if missing) as ``NAME.FORMAT`` for each
+    of the figures (:data:`FIGURES`, :data:`WHAT_IF_FIGURES` for several)
+    and ``formats``; returns the paths written, sorted."""
+    if not results:
+        raise ValueError("no replay to plot")
+    os.makedirs(out_dir, exist_ok=True)
+    draw = {"gantt": _gantt, "usage": _usage, "waits": _waits, "metrics": _metrics}
+    names = WHAT_IF_FIGURES if len(results) > 1 else FIGURES
+    written: list[str] = []
+    with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT, "font.size": 9}):
+        frame = _frame(results)
+        for name in names:
+            fig = draw[name](results, frame)
+            for fmt in formats:
+                path = os.path.join(out_dir, f"{name}.{fmt}")
+                fig.savefig(path, format=fmt, dpi=110, metadata=METADATA.get(fmt))
+                written.append(path)
+    return sorted(written)
