@@ -460,9 +460,10 @@ def write_plots(results: Sequence[ReplayResult], out_dir: str,
     with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT, "font.size": 9}):
         frame = _frame(results)
         for name in names:
-            fig = draw[name](results, frame)
             for fmt in formats:
+                # a figure per file: a figure drawn once (for the PNG) lays out
+                # its panels a hair differently the next time (for the SVG)
                 path = os.path.join(out_dir, f"{name}.{fmt}")
-                fig.savefig(path, format=fmt, dpi=110, metadata=METADATA.get(fmt))
+                draw[name](results, frame).savefig(path, format=fmt, dpi=110, metadata=METADATA.get(fmt))
                 written.append(path)
     return sorted(written)
