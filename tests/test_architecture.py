@@ -22,7 +22,9 @@ The rules:
   modules only; started as processes, every command of the table
   (cli/commands.py) loads none of trio, attrs, cattrs, neither when
   imported nor on its main paths (``-help``, and a submit, a qstat and a
-  ``minisge status`` that find no cell).
+  ``minisge status`` that find no cell), nor matplotlib;
+- no minisge module imports ``minisge.replay.plots`` (matplotlib is an
+  optional extra: the replay loads the plots with importlib for ``--plot``).
 """
 
 from __future__ import annotations
@@ -112,7 +114,11 @@ COMMAND_MAY_IMPORT = ("minisge", "minisge.cli", "minisge.output", "minisge.cell"
                       "minisge.protocol.catalogue")
 
 #: Loaded by no command (DESIGN.md decision 3: importing trio costs ~0.1 s).
-COMMAND_FORBIDDEN_LOADS = ("trio", "attrs", "attr", "cattrs")
+COMMAND_FORBIDDEN_LOADS = ("trio", "attrs", "attr", "cattrs", "matplotlib")
+
+#: Modules no minisge module imports by name: the replay's plots import matplotlib
+#: (the optional extra ``teach``), loaded with importlib only when ``--plot`` asks.
+IMPORTED_BY_NONE = ("minisge.replay.plots",)
 
 #: The only modules that may import both the qmaster and the execd.
 COMPOSITION_ROOTS = ("minisge.daemon", "minisge.offline")
@@ -451,6 +457,12 @@ def test_only_the_composition_roots_import_both_daemons():
                               f"{execd[0].target} (line {execd[0].line})")
     assert not violations, _report(violations, f"modules other than {', '.join(COMPOSITION_ROOTS)} "
                                                "importing both the qmaster and the execd")
+
+
+def test_no_module_imports_the_plots():
+    violations = [f"{m.loc(i.line)}: {m.name} imports {i.target}" for m in modules().values() for i in m.imports
+                  if any(_within(i.target, n) or f"{i.target}.{i.name}" == n for n in IMPORTED_BY_NONE)]
+    assert not violations, _report(violations, f"imports of {', '.join(IMPORTED_BY_NONE)} (importlib only)")
 
 
 # ---------------------------------------------------------------- the pure packages
