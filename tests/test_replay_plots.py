@@ -71,6 +71,46 @@ def test_gantt_adds_rows_where_a_host_runs_more_than_its_slots() -> None:
     assert sorted(b.row for b in layout.bars) == [2, 3, 4]
 
 
+def test_a_task_takes_adjacent_free_rows_when_there_are_and_is_one_block() -> None:
+    hosts = (("big", 3),)
+    r = ReplayResult("adjacent", (
+        task(1, 0, 0, 10, placement=(("all.q", "big", 1),)),
+        task(2, 0, 0, 20, placement=(("all.q", "big", 1),)),
+        task(3, 0, 0, 10, placement=(("all.q", "big", 1),)),
+        # at 10 rows 0 and 2 are free, not adjacent: job 4 takes both, two blocks; at 20 all three, one block
+        task(4, 0, 10, 15, 2, (("all.q", "big", 2),)),
+        task(5, 0, 20, 30, 3, (("all.q", "big", 3),)),
+    ), hosts, (("all.q", "big", 3),))
+    layout = plots.gantt_layout(r)
+    rows = {}
+    for b in layout.bars:
+        rows.setdefault(b.job_id, []).append(b.row)
+    assert rows == {1: [0], 2: [1], 3: [2], 4: [0, 2], 5: [0, 1, 2]}
+    blocks = plots.gantt_blocks(layout)
+    assert [(b.job_id, b.row, b.rows) for b in blocks] == [(1, 0, 1), (2, 1, 1), (3, 2, 1), (4, 0, 1), (4, 2, 1),
+                                                           (5, 0, 3)]
+
+
+def test_adjacent_free_rows_come_before_lower_ones() -> None:
+    hosts = (("big", 4),)
+    r = ReplayResult("adjacent", (
+        task(1, 0, 0, 10, placement=(("all.q", "big", 1),)),
+        task(2, 0, 0, 20, placement=(("all.q", "big", 1),)),
+        task(3, 0, 0, 10, placement=(("all.q", "big", 1),)),
+        task(4, 0, 10, 15, 2, (("all.q", "big", 2),)),  # rows 0, 2, 3 free: 2 and 3 are adjacent
+    ), hosts, (("all.q", "big", 4),))
+    assert sorted(b.row for b in plots.gantt_layout(r).bars if b.job_id == 4) == [2, 3]
+
+
+def test_the_legend_names_the_owners_with_the_most_slot_time() -> None:
+    r = small()
+    # slot-seconds: alice 60 + 60 = 120, bob 2 * 20 = 40, carol 0 (never started)
+    assert plots.owner_ranking([r]) == ["alice", "bob", "carol"]
+    assert plots.legend_entries([r]) == {"alice": "alice", "bob": "bob", "carol": "carol"}
+    assert plots.legend_entries([r], limit=2) == {"alice": "alice", "bob": plots.OTHER_OWNERS,
+                                                  "carol": plots.OTHER_OWNERS}
+
+
 def test_summary_by_hand() -> None:
     s = plots.summary(small())
     # waits: 0, 0, 10 (job 4 never started)

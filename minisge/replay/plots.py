@@ -43,6 +43,7 @@ from typing import Any
 import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
@@ -56,6 +57,13 @@ SLOWDOWN_BOUND = 10.0
 
 #: Task runs labelled with their job number in the Gantt chart when there are at most this many.
 LABEL_LIMIT = 60
+
+#: The Gantt chart's blocks have a black outline when there are at most this many (else the outlines hide them).
+OUTLINE_LIMIT = 400
+
+#: The owners the legend names (those whose tasks held the most slot time); the others share one colour.
+LEGEND_OWNERS = 10
+OTHER_OWNERS = "other owners"
 
 FIGURES = ("gantt", "usage", "waits")
 WHAT_IF_FIGURES = (*FIGURES, "metrics")
@@ -222,10 +230,21 @@ class GanttLayout:
     bars: tuple[Bar, ...]
 
 
+def _free_rows(free_at: Sequence[float], start: float, n: int) -> list[int]:
+    """``n`` rows free at ``start``: the first run of ``n`` adjacent ones if
+    there is one, else the lowest-numbered (fewer if not enough are free)."""
+    free = [i for i, t in enumerate(free_at) if t <= start]
+    for k in range(len(free) - n + 1):
+        if free[k + n - 1] - free[k] == n - 1:
+            return free[k:k + n]
+    return free[:n]
+
+
 def gantt_layout(result: ReplayResult) -> GanttLayout:
     """Which slot row each task run occupies: tasks in start order, each
-    queue instance's slots of a task on the lowest-numbered rows of its
-    host free at its start (a row is free again when its task ends)."""
+    queue instance's slots of a task on rows of its host free at its start
+    (a row is free again when its task ends): the first run of adjacent
+    free rows long enough, else the lowest-numbered free rows."""
     end = horizon(result)
     free_at: dict[str, list[float]] = {h: [float("-inf")] * n for h, n in result.host_slots}
     started = sorted((t for t in result.tasks if t.start_time is not None),
@@ -237,7 +256,7 @@ def gantt_layout(result: ReplayResult) -> GanttLayout:
         assert stop is not None
         for _queue, host, n in task.placement:
             rows = free_at.setdefault(host, [])
-            free = [i for i, t in enumerate(rows) if t <= task.start_time][:n]
+            free = _free_rows(rows, task.start_time, n)
             while len(free) < n:
                 rows.append(float("-inf"))
                 free.append(len(rows) - 1)
@@ -254,9 +273,56 @@ def gantt_layout(result: ReplayResult) -> GanttLayout:
     return GanttLayout(tuple(index), bars)
 
 
-def owners(results: Iterable[ReplayResult]) -> list[str]:
-    """Every owner of the tasks of ``results``, sorted (the legend's order)."""
-    return sorted({task.owner for r in results for task in r.tasks})
+@dataclass(frozen=True)
+class Block:
+    """Bars of one task run on adjacent rows, drawn as one block: ``rows``
+    rows from ``row`` down."""
+
+    row: int
+    rows: int
+    start: float
+    end: float
+    job_id: int
+    task_id: int
+    owner: str
+
+
+def gantt_blocks(layout: GanttLayout) -> list[Block]:
+    """The bars of ``layout`` with each task run's bars on adjacent rows
+    merged into one block, in (job, task, row) order."""
+    blocks: list[Block] = []
+    for bar in sorted(layout.bars, key=lambda b: (b.job_id, b.task_id, b.start, b.row)):
+        last = blocks[-1] if blocks else None
+        if (last is not None and (last.job_id, last.task_id, last.start, last.end) == (
+                bar.job_id, bar.task_id, bar.start, bar.end) and last.row + last.rows == bar.row):
+            blocks[-1] = Block(last.row, last.rows + 1, last.start, last.end, last.job_id, last.task_id, last.owner)
+        else:
+            blocks.append(Block(bar.row, 1, bar.start, bar.end, bar.job_id, bar.task_id, bar.owner))
+    return blocks
+
+
+def owner_ranking(results: Iterable[ReplayResult]) -> list[str]:
+    """Every owner of the tasks of ``results``, the one whose tasks held the
+    most slot time (slots x run time, summed over the results) first, then
+    by name."""
+    use: dict[str, float] = {}
+    for r in results:
+        end = horizon(r)
+        for task in r.tasks:
+            stop = run_end(task, end)
+            held = 0.0 if stop is None or task.start_time is None else (stop - task.start_time) * task.slots
+            use[task.owner] = use.get(task.owner, 0.0) + held
+    return sorted(use, key=lambda o: (-use[o], o))
+
+
+def legend_entries(results: Iterable[ReplayResult], limit: int = LEGEND_OWNERS) -> dict[str, str]:
+    """owner -> the legend entry its tasks are drawn as: the owner itself
+    for at most ``limit`` owners (the first of :func:`owner_ranking`),
+    :data:`OTHER_OWNERS` for the rest when there are more than ``limit``
+    (then only ``limit - 1`` are named, the last entry being theirs)."""
+    ranked = owner_ranking(results)
+    named = ranked if len(ranked) <= limit else ranked[:limit - 1]
+    return {o: (o if i < len(named) else OTHER_OWNERS) for i, o in enumerate(ranked)}
 
 
 def time_unit(span: float) -> tuple[str, float]:
@@ -281,7 +347,8 @@ class _Frame:
     end: float
     unit: str
     scale: float
-    colours: dict[str, Any]
+    entries: dict[str, str]  # owner -> legend entry
+    colours: dict[str, Any]  # legend entry -> colour, in the legend's order
 
     def x(self, t: float) -> float:
         return (t - self.t0) / self.scale
@@ -295,10 +362,13 @@ def _frame(results: Sequence[ReplayResult]) -> _Frame:
     t0 = origin(results)
     end = max((horizon(r) for r in results), default=t0)
     unit, scale = time_unit(end - t0)
-    names = owners(results)
-    cmap = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"]
-    colours = {o: cmap(i % cmap.N) for i, o in enumerate(names)}
-    return _Frame(t0, end, unit, scale, colours)
+    entries = legend_entries(results)
+    cmap = matplotlib.colormaps["tab10"]
+    named = [o for o, e in entries.items() if o == e]
+    colours: dict[str, Any] = {o: cmap(i % cmap.N) for i, o in enumerate(named)}
+    if OTHER_OWNERS in entries.values():
+        colours[OTHER_OWNERS] = "lightgrey"
+    return _Frame(t0, end, unit, scale, entries, colours)
 
 
 def _figure(nrows: int, ncols: int, *, figsize: tuple[float, float], **subplots: Any) -> tuple[Figure, Any]:
@@ -312,17 +382,24 @@ def _figure(nrows: int, ncols: int, *, figsize: tuple[float, float], **subplots:
 
 def _draw_gantt(ax: Axes, result: ReplayResult, frame: _Frame) -> None:
     layout = gantt_layout(result)
-    by_owner: dict[str, list[Bar]] = {}
-    for bar in layout.bars:
-        by_owner.setdefault(bar.owner, []).append(bar)
-    for owner in sorted(by_owner):
-        bars = by_owner[owner]
-        ax.barh([b.row for b in bars], [(b.end - b.start) / frame.scale for b in bars],
-                left=[frame.x(b.start) for b in bars], height=0.8, color=frame.colours[owner],
-                edgecolor="black", linewidth=0.4)
+    blocks = gantt_blocks(layout)
+    by_entry: dict[str, list[Block]] = {}
+    for block in blocks:
+        by_entry.setdefault(frame.entries[block.owner], []).append(block)
+    outline = 0.4 if len(blocks) <= OUTLINE_LIMIT else 0.0
+    for entry in frame.colours:
+        if entry not in by_entry:
+            continue
+        shapes = []
+        for b in by_entry[entry]:
+            x0, x1 = frame.x(b.start), frame.x(b.end)
+            top, bottom = b.row - 0.4, b.row + b.rows - 1 + 0.4
+            shapes.append([(x0, top), (x1, top), (x1, bottom), (x0, bottom)])
+        ax.add_collection(PolyCollection(shapes, facecolors=frame.colours[entry], edgecolors="black",
+                                         linewidths=outline))
     if len(result.tasks) <= LABEL_LIMIT:
-        for bar in layout.bars:
-            ax.text(frame.x((bar.start + bar.end) / 2), bar.row, str(bar.job_id),
+        for b in blocks:
+            ax.text(frame.x((b.start + b.end) / 2), b.row + (b.rows - 1) / 2, str(b.job_id),
                     ha="center", va="center", fontsize=7, clip_on=True)
     # a host's name in the middle of its rows, a line between hosts
     hosts: dict[str, list[int]] = {}
