@@ -123,6 +123,12 @@ def test_summary_by_hand() -> None:
     assert s.never_started == 1
 
 
+def test_bin_counts_as_a_histogram_counts() -> None:
+    # each bin holds its left edge, the last its right edge too; outside: not counted
+    assert plots.bin_counts([0, 1, 1.5, 2, 3, 4, 5], [0, 2, 4]) == [3, 3]
+    assert plots.bin_counts([], [0, 1]) == [0]
+
+
 def test_bounded_slowdown_of_a_short_job_uses_the_bound() -> None:
     # waited 20 s, ran 2 s: (20 + 2) / 10, not / 2
     assert plots.bounded_slowdown(task(1, 0, 20, 22)) == pytest.approx(22 / 10)

@@ -35,6 +35,7 @@ replay loads it with :mod:`importlib` only for ``--plot``).
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -60,6 +61,11 @@ LABEL_LIMIT = 60
 
 #: The Gantt chart's blocks have a black outline when there are at most this many (else the outlines hide them).
 OUTLINE_LIMIT = 400
+
+#: The bins of the wait-time histogram; its count axis is logarithmic when
+#: the fullest bin holds more than SKEWED times the emptiest non-empty one.
+WAIT_BINS = 20
+SKEWED = 50
 
 #: The owners the legend names (those whose tasks held the most slot time); the others share one colour.
 LEGEND_OWNERS = 10
@@ -164,6 +170,19 @@ def step_integral(steps: Sequence[tuple[float, float]], until: float) -> float:
 def wait_times(result: ReplayResult) -> list[float]:
     """The wait (start - submit, s) of every task that started, in the result's task order."""
     return [task.start_time - task.submit_time for task in result.tasks if task.start_time is not None]
+
+
+def bin_counts(values: Iterable[float], edges: Sequence[float]) -> list[int]:
+    """How many ``values`` fall in each bin between ``edges`` (as a
+    histogram counts: each bin holds its left edge, the last its right one
+    too; values outside are not counted)."""
+    counts = [0] * (len(edges) - 1)
+    for v in values:
+        if not edges[0] <= v <= edges[-1]:
+            continue
+        i = bisect.bisect_right(edges, v) - 1
+        counts[min(i, len(counts) - 1)] += 1
+    return counts
 
 
 def bounded_slowdown(task: TaskRun, bound: float = SLOWDOWN_BOUND) -> float | None:
@@ -473,25 +492,44 @@ def _usage(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
 def _waits(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
     n = len(results)
     fig, axes = _figure(1, n, sharex=True, sharey=True,
-                        figsize=(max(7.0, 4.5 * n), 4.2))
+                        figsize=(max(8.0, 4.5 * n), 4.6))
     every = [w for r in results for w in wait_times(r)]
     unit, scale = time_unit(max(every, default=0.0))
     top = max(every, default=0.0) / scale
-    bins = [top * i / 20 for i in range(21)] if top > 0 else [0.0, 1.0]
-    for ax, result in zip(axes[0], results, strict=True):
+    bins = [top * i / WAIT_BINS for i in range(WAIT_BINS + 1)] if top > 0 else [0.0, 1.0]
+    counts = [c for r in results for c in bin_counts([w / scale for w in wait_times(r)], bins) if c]
+    skewed = bool(counts) and max(counts) > SKEWED * min(counts)
+    for col, (ax, result) in enumerate(zip(axes[0], results, strict=True)):
         waits = sorted(w / scale for w in wait_times(result))
-        ax.hist(waits, bins=bins, color="tab:green", edgecolor="black", linewidth=0.4, label="tasks")
+        ax.hist(waits, bins=bins, color="tab:green", edgecolor="black", linewidth=0.4, label="tasks (histogram)")
+        said = "no task started"
         if waits:
             mean = sum(waits) / len(waits)
             median = (waits[(len(waits) - 1) // 2] + waits[len(waits) // 2]) / 2
-            ax.axvline(mean, color="tab:red", linestyle="--", linewidth=1.2, label=f"mean {mean:.3g} {unit}")
-            ax.axvline(median, color="black", linestyle=":", linewidth=1.2, label=f"median {median:.3g} {unit}")
-        ax.set_xlabel(f"wait time, submission to start ({unit})")
+            ax.axvline(mean, color="tab:red", linestyle="--", linewidth=1.2, label="mean")
+            ax.axvline(median, color="black", linestyle=":", linewidth=1.2, label="median")
+            said = f"mean {mean:.3g} {unit}, median {median:.3g} {unit}"
+        # the share of tasks that waited at most so long, on the right
+        share = ax.twinx()
+        xs = [0.0, *waits, bins[-1]]
+        ys = [0.0, *(100 * (i + 1) / len(waits) for i in range(len(waits))), 100.0] if waits else [0.0, 0.0]
+        share.step(xs, ys, where="post", color="tab:purple", linewidth=1.2,
+                   label="share of the tasks that waited at most x (%)")
+        share.set_ylim(0, 102)
+        if col == n - 1:
+            share.set_ylabel("tasks that waited at most x (%)", color="tab:purple")
+        else:
+            share.tick_params(labelright=False)
+        ax.set_xlabel(f"wait time x, submission to start ({unit})")
         ax.grid(axis="y", linestyle=":", linewidth=0.6)
-        ax.legend(fontsize=8)
-        if n > 1:
-            ax.set_title(result.label)
-    axes[0, 0].set_ylabel("tasks")
+        if skewed:
+            ax.set_yscale("log")
+        ax.set_title(f"{result.label}: {said}" if n > 1 else said, fontsize=9)
+        if col == 0:
+            handles, labels = ax.get_legend_handles_labels()
+            more, more_labels = share.get_legend_handles_labels()
+            fig.legend(handles + more, labels + more_labels, loc="outside lower center", ncols=4, fontsize=8)
+    axes[0, 0].set_ylabel("tasks" + (" (log scale)" if skewed else ""))
     fig.suptitle("Wait times" + ("" if n > 1 else f": {results[0].label}"))
     return fig
 
