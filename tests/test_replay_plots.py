@@ -177,9 +177,9 @@ def test_one_result_writes_its_three_figures(tmp_path) -> None:
 
 
 def test_three_results_side_by_side_and_their_metrics_the_same_bytes_twice(tmp_path) -> None:
-    # SVG only (the PNGs of one result are checked above; the figures cost seconds)
-    paths = plots.write_plots(what_if(), str(tmp_path / "three"), formats=("svg",))
-    assert [p.rsplit("/", 1)[1] for p in paths] == ["gantt.svg", "metrics.svg", "usage.svg", "waits.svg"]
+    paths = plots.write_plots(what_if(), str(tmp_path / "three"))
+    assert [p.rsplit("/", 1)[1] for p in paths] == [
+        "gantt.png", "gantt.svg", "metrics.png", "metrics.svg", "usage.png", "usage.svg", "waits.png", "waits.svg"]
     check_files(paths, ["Task runs", "The main metrics", "Utilisation", "Wait times"])
     metrics = open(tmp_path / "three" / "metrics.svg").read()
     for label in ("by hand", "seqno", "one host fewer", "mean bounded slowdown (bound 10 s)"):
