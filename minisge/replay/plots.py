@@ -429,7 +429,7 @@ def _draw_gantt(ax: Axes, result: ReplayResult, frame: _Frame) -> None:
     for rows in list(hosts.values())[1:]:
         ax.axhline(rows[0] - 0.5, color="grey", linewidth=0.8)
     ax.set_ylim(len(layout.rows) - 0.5, -0.5)  # the first host on top
-    ax.set_xlim(0, max(frame.x(frame.end), 1e-9))
+    ax.set_xlim(0, frame.x(frame.end) or 1.0)
     ax.grid(axis="x", linestyle=":", linewidth=0.6)
     ax.set_ylabel("host (a row per slot)")
 
@@ -465,7 +465,7 @@ def _draw_steps(ax: Axes, steps: Sequence[tuple[float, float]], frame: _Frame, c
     ax.step(xs, ys, where="post", color=colour, linewidth=1.2)
     ax.fill_between(xs, ys, step="post", color=colour, alpha=0.25)
     ax.grid(linestyle=":", linewidth=0.6)
-    ax.set_xlim(0, max(frame.x(frame.end), 1e-9))
+    ax.set_xlim(0, frame.x(frame.end) or 1.0)
 
 
 def _usage(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
