@@ -1,8 +1,8 @@
 """``minisge replay`` (run as ``python -m minisge.replay``: it needs the
 qmaster's code, which the ``minisge`` command does not load).
 
-    minisge replay [--config FILE.toml | --cell DIR]... [--why JOB] [--csv FILE]
-                   [--json FILE] [--plot DIR] TRACE
+    minisge replay [--config FILE.toml | --cell DIR]... [--passes interval|events]
+                   [--why JOB] [--csv FILE] [--json FILE] [--plot DIR] TRACE
     minisge replay --describe [--cell DIR]
 
 Exit status: 0 done, 1 an input that cannot be used (a missing trace, a bad
@@ -56,6 +56,9 @@ def parser() -> argparse.ArgumentParser:
                    help="a cell's directory $SGE_ROOT/$SGE_CELL (its spool is only read); repeat to compare")
     p.add_argument("--why", type=int, metavar="JOB",
                    help="the pending reasons of trace job JOB at each pass it waited through (qstat -j's words)")
+    p.add_argument("--passes", choices=(simulate.INTERVAL, simulate.EVENTS), default=simulate.INTERVAL,
+                   help="when scheduling passes run: every schedule_interval as Grid Engine 8.1.9 (interval, "
+                        "the default), or after every submission and end as minisge's daemon (events)")
     p.add_argument("--csv", metavar="FILE", help="write the table as CSV")
     p.add_argument("--json", metavar="FILE", help="write the metrics, busy slots over time and every task as JSON")
     p.add_argument("--plot", metavar="DIR", help="write the plots (PNG and SVG) into DIR (needs matplotlib)")
@@ -144,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     whys = []
     with gc_paused():
         for setup in setups:
-            result, replay = simulate.run(trace, setup, args.why)
+            result, replay = simulate.run(trace, setup, args.why, args.passes)
             results.append(result)
             for note in replay.notes:
                 print(f"note: {setup.label}: {note}", file=sys.stderr)

@@ -11,8 +11,21 @@ dispatch) runs after each burst of events, as the daemon's scheduler loop
 (:mod:`minisge.qmaster.scheduling`) runs one after the events that woke it:
 all events of one simulated second are one burst, ends first.  So quotas,
 parallel environments, consumables, tickets, urgency and reservation act as
-in the daemon.  Between events nothing changes that could start a job, so no
-other pass is run (``schedule_interval`` does not matter).
+in the daemon.
+
+When the passes run (``passes``):
+
+- ``interval`` (the default): as Grid Engine 8.1.9's scheduler, every
+  sched_conf(5) ``schedule_interval`` (a pass at each multiple of it, from
+  the trace's epoch), and ``flush_submit_sec``/``flush_finish_sec`` seconds
+  after a submission or an end when they are set;
+- ``events``: as minisge's daemon, a pass right after every second that had
+  a submission or an end (more passes, shorter waits, slower).
+
+In both, a pass is run only when something happened since the last one and
+some task is pending: any other pass would start nothing (nothing else
+changes what can start: there are no calendars, ``qsub -a`` times or load
+reports in a replay).
 
 Nothing is written to the cell: the qmaster's spool is :class:`ReplaySpool`
 (reads only; a job is not written, an accounting record not appended), and
@@ -58,6 +71,7 @@ from minisge.replay.config import ReplayConfig
 from minisge.replay.result import ReplayResult, TaskRun
 
 END, SUBMIT = 0, 1  # the order of events of the same second: ends free slots first
+EVENTS, INTERVAL = "events", "interval"  # when passes run (see the module docstring)
 
 
 class ReplaySpool(QmasterSpool):
@@ -95,6 +109,7 @@ class Replay:
     trace: Trace
     setup: ReplayConfig
     why: int | None = None  # the trace job whose pending reasons are kept per pass
+    passes_mode: str = INTERVAL
     now: float = 0.0
     runs: dict[tuple[int, int], TaskRun] = field(default_factory=dict)
     why_passes: list[tuple[float, list[str]]] = field(default_factory=list)
@@ -152,10 +167,12 @@ def build_qmaster(setup: ReplayConfig, scratch: str, clock: Callable[[], float])
     return qm
 
 
-def run(trace: Trace, setup: ReplayConfig, why: int | None = None) -> tuple[ReplayResult, Replay]:
-    """Replay ``trace`` under ``setup``; the result, and the replay (notes,
-    the pending reasons of job ``why`` at each pass it waited through)."""
-    r = Replay(trace, setup, why)
+def run(trace: Trace, setup: ReplayConfig, why: int | None = None,
+        passes: str = INTERVAL) -> tuple[ReplayResult, Replay]:
+    """Replay ``trace`` under ``setup`` with passes as ``passes`` says; the
+    result, and the replay (notes, the pending reasons of job ``why`` at each
+    pass it waited through)."""
+    r = Replay(trace, setup, why, passes_mode=passes)
     with tempfile.TemporaryDirectory(prefix="minisge-replay-") as scratch:
         qm = build_qmaster(setup, scratch, lambda: r.now)
         _simulate(r, qm)
@@ -181,6 +198,15 @@ def _host_slots(qm: Qmaster) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(by_host.items()))
 
 
+def _pass_time(r: Replay, qm: Qmaster, first: float) -> float:
+    """When the pass for an event at ``first`` runs: at once (``events``),
+    else at the next multiple of schedule_interval (``interval``)."""
+    if r.passes_mode == EVENTS:
+        return first
+    iv = qm.config.sched_conf.schedule_interval_seconds or 1.0
+    return math.ceil(first / iv) * iv
+
+
 def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     events: list[tuple[float, int, int, Any]] = []
     seq = 0
@@ -192,16 +218,21 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     notes: dict[str, int] = {}
     requests: dict[tuple[str, ...], dict[str, Any]] = {}
     uid, gid = os.getuid(), os.getgid()
+    sc = qm.config.sched_conf
     while events:
-        r.now = events[0][0]
-        while events and events[0][0] == r.now:
-            _t, kind, _s, payload = heapq.heappop(events)
+        at = _pass_time(r, qm, events[0][0])
+        while events and events[0][0] <= at:
+            r.now, kind, _s, payload = heapq.heappop(events)
             if kind == END:
                 job_id, task_id = payload
                 qm.task_finished({"job_id": job_id, "task_id": task_id, "exit_status": 0, "failed": 0,
                                   "usage": _usage(r.runs[(by_number[job_id].job_id, task_id)])})
+                if r.passes_mode == INTERVAL and sc.flush_finish_sec > 0:  # sched_conf(5): a pass soon after
+                    at = min(at, r.now + sc.flush_finish_sec)
                 continue
             tj: TraceJob = payload
+            if r.passes_mode == INTERVAL and sc.flush_submit_sec > 0:
+                at = min(at, r.now + sc.flush_submit_sec)
             argv = _qsub_argv(tj, r.setup, notes)
             key = tuple(argv)
             if key not in requests:
@@ -222,6 +253,9 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
                     job_id=tj.job_id, task_id=task_id, owner=tj.owner, project=tj.project,
                     submit_time=tj.submit_time, start_time=None, end_time=None, run_time=run_time,
                     slots=tj.slots, placement=(), requested_time=tj.requested_time)
+        r.now = max(r.now, at)
+        if not any(j.pending for j in qm.jobs.values()):
+            continue  # a pass with no pending task starts nothing
         started = qm.schedule()
         r.passes += 1
         for job, task in started:
