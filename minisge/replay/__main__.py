@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -111,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.cwd:
         os.chdir(args.cwd)
+    # a cell's configuration read as the qmaster reads it logs what it keeps without
+    # effect: the daemon's business, not a replay's
+    logging.getLogger("minisge").setLevel(logging.ERROR)
     try:
         if args.describe:
             cells = [w for k, w in args.setups if k == "cell"]

@@ -88,7 +88,7 @@ def figures(tasks: Sequence[TaskRun]) -> Figures:
     known = [w for w in waits if w is not None]
     return Figures(
         tasks=len(tasks), started=len(known), waited=sum(1 for w in known if w > 0),
-        mean_wait=_mean(list(waits)), max_wait=max(known) if known else None,
+        mean_wait=_mean(list(waits)), max_wait=float(max(known)) if known else None,
         mean_turnaround=_mean([turnaround(t) for t in tasks]),
         mean_slowdown=_mean([slowdown(t) for t in tasks]),
         mean_bounded_slowdown=_mean([bounded_slowdown(t) for t in tasks]))
@@ -126,7 +126,7 @@ def summarise(result: ReplayResult) -> Summary:
         queues.setdefault(queue_of(t), []).append(t)
     ends = [t.end_time for t in tasks if t.end_time is not None]
     first = min((t.submit_time for t in tasks), default=None)
-    makespan = max(ends) - first if ends and first is not None else None
+    makespan = float(max(ends) - first) if ends and first is not None else None
     slots = sum(n for _, n in result.host_slots)
     used = sum(t.run_time * t.slots for t in tasks if t.end_time is not None)
     util = used / (slots * makespan) if makespan and slots else None

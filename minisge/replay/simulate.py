@@ -210,8 +210,8 @@ def _pass_time(r: Replay, qm: Qmaster, first: float) -> float:
 def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     events: list[tuple[float, int, int, Any]] = []
     seq = 0
-    for job in r.trace.jobs:
-        heapq.heappush(events, (job.submit_time, SUBMIT, seq, job))
+    for tjob in r.trace.jobs:
+        heapq.heappush(events, (tjob.submit_time, SUBMIT, seq, tjob))
         seq += 1
     by_number: dict[int, TraceJob] = {}
     number_of: dict[int, int] = {}
