@@ -50,8 +50,8 @@ How a trace's job becomes a submission (documented in docs/teaching.md):
 
 from __future__ import annotations
 
-import copy
 import heapq
+import json
 import math
 import os
 import tempfile
@@ -216,7 +216,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     by_number: dict[int, TraceJob] = {}
     number_of: dict[int, int] = {}
     notes: dict[str, int] = {}
-    requests: dict[tuple[str, ...], dict[str, Any]] = {}
+    requests: dict[tuple[str, ...], str] = {}  # qsub's request of each argv, as JSON (a fresh copy each submit)
     uid, gid = os.getuid(), os.getgid()
     sc = qm.config.sched_conf
     while events:
@@ -236,10 +236,10 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
             argv = _qsub_argv(tj, r.setup, notes)
             key = tuple(argv)
             if key not in requests:
-                requests[key] = submit_options.parse_submission(
-                    argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file)
+                requests[key] = json.dumps(submit_options.parse_submission(
+                    argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file))
             try:
-                reply = qm.submit(copy.deepcopy(requests[key]), uid, gid)
+                reply = qm.submit(json.loads(requests[key]), uid, gid)
             except RequestError as e:
                 r.notes.append(f"job {tj.job_id} rejected: {e}".replace("\nExiting.", ""))
                 continue
