@@ -22,10 +22,11 @@ When the passes run (``passes``):
 - ``events``: as minisge's daemon, a pass right after every second that had
   a submission or an end (more passes, shorter waits, slower).
 
-In both, a pass is run only when something happened since the last one and
-some task is pending: any other pass would start nothing (nothing else
-changes what can start: there are no calendars, ``qsub -a`` times or load
-reports in a replay).
+In both, a pass is run only when something happened since the last one,
+some task is pending and some slot is free: any other pass would start
+nothing (nothing else changes what can start: there are no calendars,
+``qsub -a`` times or load reports in a replay).  With ``--why`` the passes
+of a full cell are run too, for their reasons; they start nothing.
 
 Nothing is written to the cell: the qmaster's spool is :class:`ReplaySpool`
 (reads only; a job is not written, an accounting record not appended), and
@@ -219,12 +220,15 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     requests: dict[tuple[str, ...], str] = {}  # qsub's request of each argv, as JSON (a fresh copy each submit)
     uid, gid = os.getuid(), os.getgid()
     sc = qm.config.sched_conf
+    capacity = sum(qi.slots for qi in qm.config.snapshot({}, qm.execds, now=r.now).qinstances)
+    busy = 0  # the slots the running tasks hold
     while events:
         at = _pass_time(r, qm, events[0][0])
         while events and events[0][0] <= at:
             r.now, kind, _s, payload = heapq.heappop(events)
             if kind == END:
                 job_id, task_id = payload
+                busy -= r.runs[(by_number[job_id].job_id, task_id)].slots
                 qm.task_finished({"job_id": job_id, "task_id": task_id, "exit_status": 0, "failed": 0,
                                   "usage": _usage(r.runs[(by_number[job_id].job_id, task_id)])})
                 if r.passes_mode == INTERVAL and sc.flush_finish_sec > 0:  # sched_conf(5): a pass soon after
@@ -256,6 +260,8 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
         r.now = max(r.now, at)
         if not any(j.pending for j in qm.jobs.values()):
             continue  # a pass with no pending task starts nothing
+        if busy >= capacity and r.why is None:
+            continue  # nor one with every slot of every queue instance taken (--why shows those passes)
         started = qm.schedule()
         r.passes += 1
         for job, task in started:
@@ -269,6 +275,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
                 slots=sum(g.slots for g in task.granted) or old.slots,
                 placement=tuple((g.cqueue, g.host, g.slots) for g in task.granted),
                 requested_time=old.requested_time)
+            busy += r.runs[key2].slots
             heapq.heappush(events, (end, END, seq, (job.number, task.task_id)))
             seq += 1
         qm.dirty.clear()  # nothing is spooled (flush would write the jobs)
