@@ -95,6 +95,20 @@ def test_an_accounting_file_is_a_trace_arrays_are_tasks():
     assert trace.jobs[1].is_array and trace.skipped == ((8, "never started"),)
 
 
+def test_a_real_8_1_9_accounting_file_replays(one_host):
+    """Lines of the peer's (Grid Engine 8.1.9) accounting file: job 7 is an
+    array of 5 tasks, replayed as one job of 5 tasks in queue all.q."""
+    path = os.path.join(TOP, "tests", "golden", "accounting_raw_lines")
+    with open(path, encoding="utf-8") as f:
+        trace = parse_trace(f.read(), path)
+    array = next(j for j in trace.jobs if j.job_id == 7)
+    assert [t for t, _ in array.tasks] == [1, 2, 3, 4, 5] and array.owner == "sgetest" and array.queue == "all.q"
+    result, replay = simulate.run(trace, config.from_toml(one_host))
+    assert [(t.task_id, t.placement) for t in result.tasks if t.job_id == 7] == [
+        (n, (("all.q", "node1", 1),)) for n in range(1, 6)]
+    assert all(t.start_time is not None for t in result.tasks) and replay.notes == []
+
+
 def test_a_bad_accounting_line_is_reported_with_file_and_line():
     with pytest.raises(FormatError) as e:
         parse_accounting("# header\nall.q:n1:g\n", "acct")
