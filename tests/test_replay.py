@@ -260,6 +260,8 @@ def test_command_errors(tmp_path, capsys):
     if not os.path.exists(os.path.join(TOP, "minisge", "replay", "plots.py")):
         assert replay_main.main(["--config", PLAIN, "--plot", str(tmp_path / "p"), LAB]) == 1
         assert capsys.readouterr().err == replay_main.PLOTS_MISSING + "\n"
+    assert replay_main.main(["--config", PLAIN, "--why", "99", LAB]) == 1
+    assert capsys.readouterr().err == f"error: job 99 is not a job of {LAB}\n"
     with pytest.raises(SystemExit) as e:
         replay_main.main(["--config", PLAIN])
     assert e.value.code == 2 and "a trace is needed" in capsys.readouterr().err

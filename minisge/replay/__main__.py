@@ -134,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     except (config.ConfigError, FormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    if args.why is not None and not any(j.job_id == args.why for j in trace.jobs):
+        why_not = dict(trace.skipped).get(args.why)
+        print(f"error: job {args.why} is not a job of {args.trace}" if why_not is None else
+              f"error: job {args.why} of {args.trace} is not replayed: {why_not}", file=sys.stderr)
+        return 1
     plots = None
     if args.plot:
         try:
@@ -157,9 +162,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"note: {setup.label}: {note}", file=sys.stderr)
             if args.why is not None:
                 started = next((t.start_time for t in result.tasks if t.job_id == args.why), None)
-                if not any(t.job_id == args.why for t in result.tasks):
-                    print(f"error: job {args.why} is not a replayed job of {args.trace}", file=sys.stderr)
-                    return 1
                 whys.append(why_text(args.why, setup.label, replay.why_passes, started))
     summaries = [metrics.summarise(r) for r in results]
     sys.stdout.write(metrics.table(summaries))
