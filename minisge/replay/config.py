@@ -49,8 +49,10 @@ import tomli_w
 from minisge.cell import Cell
 from minisge.formats import complex as complex_fmt
 from minisge.formats import host_conf, hostgroup, lines, queue_conf, resource_quota, sched_conf, sge_conf, sge_pe
+from minisge.formats import share_tree as share_tree_fmt
 from minisge.formats.errors import FormatError
 from minisge.qmaster.config_state import ConfigState
+from minisge.qmaster.share_usage import ShareUsage
 from minisge.qmaster.spool import QmasterSpool
 
 #: the TOML tables of objects: table -> (template of a name, parse, write, ConfigState attribute)
@@ -77,6 +79,7 @@ class ReplayConfig:
     config: ConfigState
     pe: str | None = None  # the PE of multi-slot jobs
     qsub: tuple[str, ...] = ()  # options added to every job
+    share_tree: share_tree_fmt.ShareTree | None = None  # share_tree(5) of a cell (a TOML file has none)
 
 
 def _text(value: Any) -> str:
@@ -215,16 +218,20 @@ def describe(cfg: ConfigState) -> str:
 def from_cell(cell_dir: str) -> ReplayConfig:
     """The configuration of the cell at ``cell_dir`` (``$SGE_ROOT/$SGE_CELL``),
     read from its spool as the qmaster reads it at start-up (only read:
-    running or not); its jobs are not the replay's."""
+    running or not), with its share tree and its users' usage; its jobs and
+    advance reservations are not the replay's."""
     cell_dir = os.path.abspath(cell_dir)
     cell = Cell(os.path.dirname(cell_dir), os.path.basename(cell_dir))
     if not cell.exists():
         raise ConfigError(f"{cell_dir}: no minisge cell here")
-    cfg = ConfigState(QmasterSpool(cell), "replay")
+    spool = QmasterSpool(cell)
+    cfg = ConfigState(spool, "replay")
+    usage = ShareUsage(spool, cfg)
     try:
         cfg.load()
+        usage.load()
     except FormatError as e:
         raise ConfigError(str(e)) from None
     except OSError as e:
         raise ConfigError(f"{cell_dir}: {e}") from None
-    return ReplayConfig(os.path.basename(cell_dir), cfg)
+    return ReplayConfig(os.path.basename(cell_dir), cfg, share_tree=usage.tree)

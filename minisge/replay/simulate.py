@@ -163,6 +163,7 @@ def build_qmaster(setup: ReplayConfig, scratch: str, clock: Callable[[], float])
     cfg.spool = spool
     qm.spool, qm.config = spool, cfg
     qm.share_usage.spool, qm.share_usage.config = spool, cfg
+    qm.share_usage.tree = setup.share_tree
     qm.config.cell_owner_only = False
     qm.execds.update({h: None for h in sorted(cfg.exec_hosts) if h != "global"})  # type: ignore[misc]
     return qm
@@ -172,7 +173,8 @@ def run(trace: Trace, setup: ReplayConfig, why: int | None = None,
         passes: str = INTERVAL) -> tuple[ReplayResult, Replay]:
     """Replay ``trace`` under ``setup`` with passes as ``passes`` says; the
     result, and the replay (notes, the pending reasons of job ``why`` at each
-    pass it waited through)."""
+    pass it waited through).  ``setup`` is used up (its configuration holds
+    the users' usage at the end): load it again for another replay."""
     r = Replay(trace, setup, why, passes_mode=passes)
     with tempfile.TemporaryDirectory(prefix="minisge-replay-") as scratch:
         qm = build_qmaster(setup, scratch, lambda: r.now)
