@@ -132,7 +132,9 @@ def test_the_metrics_by_hand():
     Means over A, B, C: wait 140/3, turnaround 295/3, slowdown 22/3, bounded
     slowdown 12.5/3 (C's run time 5 s is under the bound of 10 s).  Makespan
     105 - 0; utilisation (100 + 2x50 + 5) / (3 x 105) = 205/315.  Busy
-    slots: 1 from 0, 3 from 50, 1 from 100, 0 from 105.  alice: waits 0 and
+    slots: 1 from 0, 3 from 50, 1 from 100, 0 from 105.  Pending tasks: 1 from
+    0 (A and B came, A started), 2 from 10, 3 from 20, 2 from 50, 1 from 100
+    (D never starts).  alice: waits 0 and
     90 (mean 45); bob: one started task (wait 50) of two.
     """
     def t(owner, submit, start, end, run, slots, q="all.q"):
@@ -149,6 +151,7 @@ def test_the_metrics_by_hand():
     assert s.total.mean_bounded_slowdown == pytest.approx(12.5 / 3)
     assert s.makespan == 105 and s.utilisation == pytest.approx(205 / 315)
     assert metrics.busy_slots(result) == [(0, 1), (50, 3), (100, 1), (105, 0)]
+    assert metrics.pending_tasks(result) == [(0, 1), (10, 2), (20, 3), (50, 2), (100, 1)]
     assert s.users["alice"].mean_wait == 45 and (s.users["bob"].tasks, s.users["bob"].started) == (2, 1)
     assert s.queues == {"all.q": metrics.figures(result.tasks[:3]), "-": metrics.figures(result.tasks[3:])}
     table = metrics.table([s]).splitlines()

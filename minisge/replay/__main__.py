@@ -61,7 +61,8 @@ def parser() -> argparse.ArgumentParser:
                    help="when scheduling passes run: every schedule_interval as Grid Engine 8.1.9 (interval, "
                         "the default), or after every submission and end as minisge's daemon (events)")
     p.add_argument("--csv", metavar="FILE", help="write the table as CSV")
-    p.add_argument("--json", metavar="FILE", help="write the metrics, busy slots over time and every task as JSON")
+    p.add_argument("--json", metavar="FILE",
+                   help="write the metrics, the busy slots and pending tasks over time and every task as JSON")
     p.add_argument("--plot", metavar="DIR", help="write the plots (PNG and SVG) into DIR (needs matplotlib)")
     p.add_argument("--describe", action="store_true",
                    help="print the TOML description of the cell (--cell, else $SGE_ROOT/$SGE_CELL) and exit")

@@ -15,7 +15,8 @@ task ran): the number of tasks, of those that started, of those that waited
 bounded slowdown.  For the whole replay also the makespan (the last end
 less the first submit) and the utilisation: the slot-seconds the tasks used
 over the slots of the execution hosts times the makespan; over time, the
-busy slots as a step function (:func:`busy_slots`).
+busy slots as a step function (:func:`busy_slots`), and the length of the
+queue of pending tasks (:func:`pending_tasks`).
 """
 
 from __future__ import annotations
@@ -117,6 +118,23 @@ def busy_slots(result: ReplayResult) -> list[tuple[float, int]]:
     return steps
 
 
+def pending_tasks(result: ReplayResult) -> list[tuple[float, int]]:
+    """The length of the queue over time: (time, tasks waiting from then on),
+    at each time it changes (a submission adds one, a start takes one away;
+    a task that never started waits to the end)."""
+    changes: dict[float, int] = {}
+    for t in result.tasks:
+        changes[t.submit_time] = changes.get(t.submit_time, 0) + 1
+        if t.start_time is not None:
+            changes[t.start_time] = changes.get(t.start_time, 0) - 1
+    steps: list[tuple[float, int]] = []
+    waiting = 0
+    for time in sorted(changes):
+        waiting += changes[time]
+        steps.append((time, waiting))
+    return steps
+
+
 def summarise(result: ReplayResult) -> Summary:
     tasks = result.tasks
     users: dict[str, list[TaskRun]] = {}
@@ -193,6 +211,7 @@ def json_text(summaries: Sequence[Summary], results: Sequence[ReplayResult]) -> 
          "total": asdict(s.total), "users": {u: asdict(f) for u, f in s.users.items()},
          "queues": {q: asdict(f) for q, f in s.queues.items()},
          "busy_slots": [list(x) for x in busy_slots(r)],
+         "pending_tasks": [list(x) for x in pending_tasks(r)],
          "tasks": [dict(asdict(t), wait=wait(t), turnaround=turnaround(t), slowdown=slowdown(t),
                         bounded_slowdown=bounded_slowdown(t)) for t in r.tasks]}
         for s, r in zip(summaries, results, strict=True)]}
