@@ -103,7 +103,7 @@ PURE_PACKAGES = ("minisge.formats", "minisge.rules", "minisge.scheduler")
 #: The minisge modules the pure packages must not import: the daemons, the
 #: wire, the commands and what reads files (the pure packages sit below them).
 PURE_FORBIDDEN_MINISGE = ("minisge.qmaster", "minisge.execd", "minisge.daemon", "minisge.protocol",
-                          "minisge.cli", "minisge.output", "minisge.cell", "minisge.offline")
+                          "minisge.cli", "minisge.output", "minisge.cell", "minisge.offline", "minisge.replay")
 
 #: What the command modules may import of minisge (all else is the daemons'):
 #: the protocol's wire, client and catalogue (not its trio side), the cell's
