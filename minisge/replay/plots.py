@@ -6,28 +6,29 @@ backend, never a display) and writes each figure as PNG and SVG:
 
 ``gantt``
     the task runs on the slots of the hosts: one row per slot of a host
-    (the hosts in name order, a line between hosts), a bar per task run
-    on each slot it held (a parallel job's bar on several rows, on one or
+    (the hosts in name order, a line between hosts), a block per task run
+    on the slots it held (a parallel job over several rows, on one or
     several hosts), a colour per owner;
 ``usage``
     above, the utilisation (busy slots / all slots of the hosts, in %);
     below, the queue length (tasks submitted and not yet started);
 ``waits``
     the distribution of the wait times (start - submit) of the tasks that
-    started, with their mean and median;
+    started, with their mean and median and the share that waited at most x;
 ``metrics`` (several results only)
-    a bar per result of the mean wait, the mean bounded slowdown (bound
-    :data:`SLOWDOWN_BOUND`), the makespan and the mean utilisation.
+    a bar per result of the mean wait, the mean bounded slowdown, the
+    makespan and the mean utilisation of :func:`minisge.replay.metrics.summarise`.
 
 Several results (a what-if) give the same figures with a panel per result
 on shared axes, so that the eye compares like with like.  Time runs from
-the first submission of the trace (0), in s, min or h as the span fits.
+the first submission of the trace (0), in s, min, h or d as the span fits.
 
-The series the figures draw are computed by pure functions without
-matplotlib (:func:`busy_slot_steps`, :func:`queue_length_steps`,
-:func:`gantt_layout`, :func:`wait_times`, :func:`summary`), tested alone.
-The same results give the same files byte for byte: the SVG's hash salt
-and both formats' metadata are fixed.
+The series are :mod:`minisge.replay.metrics`' (busy slots, pending tasks,
+the summaries) or pure functions here without matplotlib
+(:func:`utilisation_steps`, :func:`gantt_layout`, :func:`gantt_blocks`,
+:func:`legend_entries`, :func:`wait_times`, :func:`bin_counts`), tested
+alone.  The same results give the same files byte for byte: the SVG's
+hash salt and both formats' metadata are fixed.
 
 This module imports matplotlib at its top: no command imports it (the
 replay loads it with :mod:`importlib` only for ``--plot``).
@@ -49,12 +50,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from minisge.replay import metrics
 from minisge.replay.result import ReplayResult, TaskRun
-
-#: The bound of the bounded slowdown, in seconds (Feitelson's usual 10 s):
-#: max(1, (wait + run) / max(run, bound)), so that a short job's wait does
-#: not weigh like a long job's.
-SLOWDOWN_BOUND = 10.0
 
 #: Task runs labelled with their job number in the Gantt chart when there are at most this many.
 LABEL_LIMIT = 60
@@ -106,65 +103,16 @@ def run_end(task: TaskRun, end_of_replay: float) -> float | None:
     return end_of_replay if task.end_time is None else task.end_time
 
 
-def _steps(events: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
-    """A step function from (time, change) events: (time, value from then on)
-    at each time the value changes, in time order."""
-    total = 0
-    steps: list[tuple[float, int]] = []
-    changes: dict[float, int] = {}
-    for t, delta in events:
-        changes[t] = changes.get(t, 0) + delta
-    for t in sorted(changes):
-        if changes[t] == 0:
-            continue
-        total += changes[t]
-        steps.append((t, total))
-    return steps
-
-
-def busy_slot_steps(result: ReplayResult) -> list[tuple[float, int]]:
-    """The slots in use over time: ``(time, busy slots from then on)`` at
-    every change, in time order (a task holds its slots from its start to
-    its end, or to the end of the replay)."""
-    end = horizon(result)
-    events: list[tuple[float, int]] = []
-    for task in result.tasks:
-        stop = run_end(task, end)
-        if task.start_time is not None and stop is not None and stop > task.start_time:
-            events += [(task.start_time, task.slots), (stop, -task.slots)]
-    return _steps(events)
-
-
 def total_slots(result: ReplayResult) -> int:
     """All slots of the execution hosts."""
     return sum(n for _, n in result.host_slots)
 
 
 def utilisation_steps(result: ReplayResult) -> list[tuple[float, float]]:
-    """The utilisation over time, busy slots / all slots of the hosts (0..1),
-    at every change (empty if the hosts have no slot)."""
+    """The utilisation over time, busy slots (:func:`minisge.replay.metrics.busy_slots`)
+    / all slots of the hosts (0..1), at every change (empty if the hosts have no slot)."""
     total = total_slots(result)
-    return [(t, busy / total) for t, busy in busy_slot_steps(result)] if total else []
-
-
-def queue_length_steps(result: ReplayResult) -> list[tuple[float, int]]:
-    """The queue length over time: ``(time, pending tasks from then on)`` at
-    every change; a task is pending from its submission to its start (to
-    the end of the replay if it never started)."""
-    events: list[tuple[float, int]] = []
-    for task in result.tasks:
-        events.append((task.submit_time, 1))
-        if task.start_time is not None:
-            events.append((task.start_time, -1))
-    return _steps(events)
-
-
-def step_integral(steps: Sequence[tuple[float, float]], until: float) -> float:
-    """The area under a step function from its first step to ``until``."""
-    area = 0.0
-    for (t, value), nxt in zip(steps, [*steps[1:], (until, 0.0)], strict=True):
-        area += value * max(0.0, min(nxt[0], until) - t)
-    return area
+    return [(t, busy / total) for t, busy in metrics.busy_slots(result)] if total else []
 
 
 def wait_times(result: ReplayResult) -> list[float]:
@@ -183,46 +131,6 @@ def bin_counts(values: Iterable[float], edges: Sequence[float]) -> list[int]:
         i = bisect.bisect_right(edges, v) - 1
         counts[min(i, len(counts) - 1)] += 1
     return counts
-
-
-def bounded_slowdown(task: TaskRun, bound: float = SLOWDOWN_BOUND) -> float | None:
-    """max(1, (wait + run) / max(run, bound)) of a task that ran to its end, else None."""
-    if task.start_time is None or task.end_time is None:
-        return None
-    wait = task.start_time - task.submit_time
-    run = task.end_time - task.start_time
-    return max(1.0, (wait + run) / max(run, bound))
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The figures of the ``metrics`` chart of one result."""
-
-    label: str
-    mean_wait: float  # s, over the tasks that started
-    mean_bounded_slowdown: float  # over the tasks that ended
-    makespan: float  # s, first submission to last end
-    utilisation: float  # 0..1, mean busy/all slots from the first submission to the last end
-    never_started: int  # tasks that never started
-
-
-def summary(result: ReplayResult) -> Summary:
-    """The main metrics of one replay (see :class:`Summary`)."""
-    waits = wait_times(result)
-    slowdowns = [s for s in (bounded_slowdown(t) for t in result.tasks) if s is not None]
-    start = origin([result])
-    end = horizon(result)
-    span = end - start
-    total = total_slots(result)
-    busy = step_integral([(t, float(b)) for t, b in busy_slot_steps(result)], end)
-    return Summary(
-        label=result.label,
-        mean_wait=sum(waits) / len(waits) if waits else 0.0,
-        mean_bounded_slowdown=sum(slowdowns) / len(slowdowns) if slowdowns else 0.0,
-        makespan=span,
-        utilisation=busy / (total * span) if total and span > 0 else 0.0,
-        never_started=sum(1 for t in result.tasks if t.start_time is None),
-    )
 
 
 @dataclass(frozen=True)
@@ -472,12 +380,12 @@ def _usage(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
     n = len(results)
     fig, axes = _figure(2, n, sharex=True, sharey="row",
                         figsize=(max(8.0, 4.5 * n), 5.5))
-    longest = max((v for r in results for _, v in queue_length_steps(r)), default=0)
+    longest = max((v for r in results for _, v in metrics.pending_tasks(r)), default=0)
     for col, result in enumerate(results):
         top, bottom = axes[0, col], axes[1, col]
         _draw_steps(top, [(t, 100 * u) for t, u in utilisation_steps(result)], frame, "tab:blue")
         top.set_ylim(0, 105)
-        _draw_steps(bottom, [(t, float(q)) for t, q in queue_length_steps(result)], frame, "tab:orange")
+        _draw_steps(bottom, [(t, float(q)) for t, q in metrics.pending_tasks(result)], frame, "tab:orange")
         bottom.set_ylim(0, max(1.0, longest * 1.05))
         bottom.yaxis.set_major_locator(MaxNLocator(integer=True))
         bottom.set_xlabel(frame.xlabel)
@@ -535,14 +443,16 @@ def _waits(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
 
 
 def _metrics(results: Sequence[ReplayResult], frame: _Frame) -> Figure:
-    sums = [summary(r) for r in results]
-    wait_unit, wait_scale = time_unit(max((s.mean_wait for s in sums), default=0.0))
-    span_unit, span_scale = time_unit(max((s.makespan for s in sums), default=0.0))
+    sums = [metrics.summarise(r) for r in results]
+    waits = [s.total.mean_wait or 0.0 for s in sums]
+    spans = [s.makespan or 0.0 for s in sums]
+    wait_unit, wait_scale = time_unit(max(waits, default=0.0))
+    span_unit, span_scale = time_unit(max(spans, default=0.0))
     panels = [
-        (f"mean wait ({wait_unit})", [s.mean_wait / wait_scale for s in sums]),
-        (f"mean bounded slowdown (bound {SLOWDOWN_BOUND:g} s)", [s.mean_bounded_slowdown for s in sums]),
-        (f"makespan ({span_unit})", [s.makespan / span_scale for s in sums]),
-        ("mean utilisation (%)", [100 * s.utilisation for s in sums]),
+        (f"mean wait ({wait_unit})", [w / wait_scale for w in waits]),
+        (f"mean bounded slowdown (bound {metrics.TAU:g} s)", [s.total.mean_bounded_slowdown or 0.0 for s in sums]),
+        (f"makespan ({span_unit})", [m / span_scale for m in spans]),
+        ("mean utilisation (%)", [100 * (s.utilisation or 0.0) for s in sums]),
     ]
     fig, axes = _figure(1, len(panels),
                         figsize=(max(10.0, 1.2 * len(sums) * len(panels)), 3.8))
