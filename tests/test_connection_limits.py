@@ -234,9 +234,11 @@ def test_the_refusals_log_follows_a_bounded_number_of_peers(caplog):
 
 
 @pytest.fixture
-def fake_cell(tmp_path, monkeypatch):
-    """An SGE_ROOT whose qmaster socket a test serves itself."""
-    root = tmp_path / "root"
+def fake_cell(mem_tmp_path, monkeypatch):
+    """An SGE_ROOT whose qmaster socket a test serves itself (in a short
+    directory: pytest's tmp_path under a worker of pytest -n makes the
+    socket's path longer than AF_UNIX takes)."""
+    root = mem_tmp_path / "root"
     spool = root / "default" / "spool" / "qmaster"
     spool.mkdir(parents=True)
     (root / "default" / "common").mkdir(parents=True)
