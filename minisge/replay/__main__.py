@@ -111,11 +111,22 @@ def why_text(job: int, label: str, passes: Sequence[tuple[float, Sequence[str]]]
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    # a cell's configuration read as the qmaster reads it logs what it keeps without
+    # effect: the daemon's business, not a replay's (quiet while it runs, as it was after:
+    # a caller in the same process, a test, keeps its logging)
+    logger = logging.getLogger("minisge")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        return replay(args)
+    finally:
+        logger.setLevel(level)
+
+
+def replay(args: argparse.Namespace) -> int:
+    """``minisge replay`` with its parsed arguments; the exit status."""
     if args.cwd:
         os.chdir(args.cwd)
-    # a cell's configuration read as the qmaster reads it logs what it keeps without
-    # effect: the daemon's business, not a replay's
-    logging.getLogger("minisge").setLevel(logging.ERROR)
     try:
         if args.describe:
             cells = [w for k, w in args.setups if k == "cell"]
