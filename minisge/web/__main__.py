@@ -62,10 +62,9 @@ def listening_socket(bind: str, port: int) -> socket.socket:
 
 
 def allowed_hosts(bind: str) -> set[str]:
-    """The names a request's Host header may give: this host's and the bind address."""
-    names = {"localhost", "127.0.0.1", "::1", bind.lower(), socket.gethostname().lower(),
-             socket.getfqdn().lower()}
-    return {n for n in names if n not in ("", "0.0.0.0", "::")}  # noqa: S104 - not a bind: unnamed hosts
+    """The names a request's Host header may give (besides an IP address):
+    this host's and the bind address."""
+    return {n for n in ("localhost", bind.lower(), socket.gethostname().lower(), socket.getfqdn().lower()) if n}
 
 
 async def serve_view(sock: socket.socket, cell: Cell, bind: str, interval: float) -> None:

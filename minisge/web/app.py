@@ -15,7 +15,9 @@ Every request is answered for the local user owning the client's socket
 found gets a 403 and nothing of the cell.  A ``Host`` header that names
 neither this host nor the address the server listens on is refused too
 (421): a page of another site that a browser was tricked into sending here
-(DNS rebinding) would otherwise read the user's view.
+(DNS rebinding: a name of the attacker's that resolves to this host) would
+otherwise read the user's view.  An IP address is always a right Host (the
+browser was pointed at this host itself).
 
 The cell is asked through the protocol, as the commands ask it
 (:func:`ask`: ping, ``qconf -sm``, ``qstat -f -u '*'``, ``qstat -j`` of the
@@ -37,7 +39,7 @@ import trio
 from minisge import protocol
 from minisge.cell import Cell
 from minisge.protocol import catalogue, client
-from minisge.web.identity import socket_owner
+from minisge.web.identity import is_address, socket_owner
 from minisge.web.view import CellState, document, pending_job_ids
 
 Scope = MutableMapping[str, Any]
@@ -144,7 +146,7 @@ class WebView:
             if name == b"host":
                 host = value.decode("latin-1").lower()
                 host = host[1:host.find("]")] if host.startswith("[") else host.rpartition(":")[0] or host
-                return host in self.hosts
+                return host in self.hosts or is_address(host)
         return True  # HTTP/1.0 without Host: the connection's own check still holds
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -93,6 +93,15 @@ def socket_owner(client: tuple[str, int], server: tuple[str, int]) -> int | None
     return None
 
 
+def is_address(host: str) -> bool:
+    """Whether ``host`` is an IP address (not a name)."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def is_loopback(host: str) -> bool:
     """Whether a bind address only takes connections from this host."""
     if host == "localhost":
