@@ -143,5 +143,9 @@ def test_an_unreachable_cell_is_said_and_nothing_else():
         "schema": "minisge-web", "version": 1, "error": "minisge: no cell running"}
 
 
-def test_the_pending_jobs_are_asked_about():
+def test_the_pending_jobs_are_asked_about_the_first_ones_only():
     assert pending_job_ids(STATE.jobs) == ["2", "3"]
+    assert pending_job_ids(STATE.jobs, limit=1) == ["2"]
+    doc = document(CellState(queues=QUEUES, jobs=STATE.jobs, reasons={"2": []}), 0, "root")
+    assert [(j["job_number"], j.get("reasons", "running")) for j in doc["jobs"]] == [
+        (1, "running"), (2, []), (3, None)]

@@ -26,7 +26,7 @@ from hypercorn.trio import serve
 
 from minisge.cell import Cell
 from minisge.web import DEFAULT_BIND, DEFAULT_PORT
-from minisge.web.app import INTERVAL, CellWatch, WebView
+from minisge.web.app import CellWatch, WebView
 from minisge.web.identity import is_loopback
 
 IDENTITY_NOTE = ("minisge web: {bind} is not a loopback address: a user is known by the owner of the "
@@ -38,7 +38,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="minisge web")
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
     p.add_argument("--bind", default=DEFAULT_BIND)
-    p.add_argument("--interval", type=float, default=INTERVAL, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -67,13 +66,13 @@ def allowed_hosts(bind: str) -> set[str]:
     return {n for n in ("localhost", bind.lower(), socket.gethostname().lower(), socket.getfqdn().lower()) if n}
 
 
-async def serve_view(sock: socket.socket, cell: Cell, bind: str, interval: float) -> None:
+async def serve_view(sock: socket.socket, cell: Cell, bind: str) -> None:
     config = Config()
     config.bind = [f"fd://{sock.fileno()}"]
     config.accesslog = None
     config.errorlog = "-"
     config.graceful_timeout = 1.0  # the event streams never end by themselves
-    app = WebView(CellWatch(cell, interval), allowed_hosts(bind))
+    app = WebView(CellWatch(cell), allowed_hosts(bind))
 
     async def stopped() -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -95,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if not is_loopback(args.bind):
         print(IDENTITY_NOTE.format(bind=args.bind), file=sys.stderr)
     print(f"minisge web: cell {cell.name} in {cell.root} on http://{host}:{sock.getsockname()[1]}/", flush=True)
-    trio.run(serve_view, sock, cell, args.bind, args.interval)
+    trio.run(serve_view, sock, cell, args.bind)
     return 0
 
 

@@ -19,7 +19,8 @@ show them to every user).  The document::
      "queues": [{"name", "qtype", "slots_used", "slots_resv", "slots_total", "load_avg", "state"}],
      "jobs": [{"job_number", "name", "owner", "state", "slots", "prio",
                "queue_name" and "start_time" (running) | "submission_time" (pending),
-               "ja_task_ids" (an array's tasks), "reasons" (pending: [text])}],
+               "ja_task_ids" (an array's tasks),
+               "reasons" (pending: [text], null for a job beyond the first REASONS_MAX)}],
      "global_messages": [text]}
 
 or, when the cell cannot be asked, ``{"schema", "version", "error": text}``.
@@ -64,11 +65,24 @@ def is_manager(state: CellState, uid: int, user: str) -> bool:
     return uid == 0 or user == state.admin_user or user in state.managers
 
 
-def pending_job_ids(jobs: Sequence[Mapping[str, Any]]) -> list[str]:
+#: the pending jobs whose reasons are asked for, at most (in qstat's order: the
+#: first to be dispatched): ``qstat -j`` of thousands of jobs every second
+#: would cost the qmaster more than a page is worth
+REASONS_MAX = 100
+
+
+def pending_job_ids(jobs: Sequence[Mapping[str, Any]], limit: int = REASONS_MAX) -> list[str]:
     """The jobs whose reasons ``qstat -j`` is asked for: those with a pending
-    line (a pending job, or an array with pending tasks)."""
-    opts = qstat_out.Options()
-    return sorted({str(row.job["job_number"]) for row in qstat_out.pending_rows(jobs, opts)}, key=int)
+    line (a pending job, or an array with pending tasks), the first ``limit``
+    of them in qstat's order."""
+    out: list[str] = []
+    for row in qstat_out.pending_rows(jobs, qstat_out.Options()):
+        number = str(row.job["job_number"])
+        if number not in out:
+            if len(out) == limit:
+                break
+            out.append(number)
+    return out
 
 
 def document(state: CellState, uid: int, user: str) -> dict[str, Any]:
@@ -85,6 +99,7 @@ def document(state: CellState, uid: int, user: str) -> dict[str, Any]:
         queues.append({k: q[k] for k in QUEUE_FIELDS})
         rows.extend(q["jobs"])
     for row in full["jobs_pending"]:
-        rows.append({**row, "reasons": [str(r) for r in state.reasons.get(str(row["job_number"]), ())]})
+        asked = state.reasons.get(str(row["job_number"]))  # None: beyond REASONS_MAX, not asked
+        rows.append({**row, "reasons": None if asked is None else [str(r) for r in asked]})
     return {**head, "cell": state.cell, "host": state.host, "user": user, "sees": "all" if everyone else "own",
             "queues": queues, "jobs": rows, "global_messages": [str(m) for m in state.global_messages]}
