@@ -24,7 +24,7 @@ import traceback
 import urllib.parse
 
 import pytest
-from cellutil import WAIT, Cell, command_line, ensure_user, user_groups, wait_for
+from cellutil import WAIT, Cell, command_line, ensure_user, touch, until_file, user_groups, wait_for
 
 from minisge.web.app import NOT_KNOWN, CellWatch, WebView
 
@@ -277,12 +277,14 @@ def test_the_page_in_a_real_browser(cell, web, browser):
     assert "0/0/2" in queue[0].text and "BIP" in queue[0].text
     assert "root, a manager" in browser.find_element(By.ID, "sees").text
 
-    jid = cell.submit("-b", "y", "-N", "webjob", "sleep", "3")
+    done = os.path.join(cell.work, "webjob.done")  # the job runs until the test lets it end
+    jid = cell.submit("-N", "webjob", until_file(cell, done))
     row = wait_for(lambda: rows(f'#jobs tr[data-job="{jid}"]'), what=f"job {jid} on the page")
     assert "webjob" in row[0].text and "root" in row[0].text
     wait_for(lambda: rows(f'#jobs tr[data-job="{jid}"][data-state="r"]'), what=f"job {jid} running on the page")
     wait_for(lambda: rows(f'#queues tr[data-queue="all.q@{cell.host}"] td.slots')[0].text == "0/1/2",
              what="the slot it uses")
+    touch(done)
     wait_for(lambda: not rows(f'#jobs tr[data-job="{jid}"]'), what=f"job {jid} gone from the page once ended")
 
     waiting = cell.submit("-b", "y", "-N", "nowhere", "-l", "hostname=nosuchhost", "/bin/true")
