@@ -34,7 +34,7 @@ import time
 from minisge import protocol
 from minisge.cell import Cell, short_hostname
 from minisge.protocol import catalogue, client
-from minisge.web import DEFAULT_BIND, DEFAULT_PORT
+from minisge.web import DEFAULT_BIND, DEFAULT_PORT, port_number
 
 from .commands import COMMANDS
 
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
                             help="a cell spread over hosts: this host runs the qmaster only, and each new "
                                  "execd joins @allhosts (what minisge qmaster makes)")
         if name == "web":
-            sp.add_argument("--port", type=int, default=DEFAULT_PORT,
+            sp.add_argument("--port", type=port_number, default=DEFAULT_PORT,
                             help=f"the TCP port to listen on (default {DEFAULT_PORT})")
             sp.add_argument("--bind", default=DEFAULT_BIND,
                             help=f"the address to listen on (default {DEFAULT_BIND}: this host's browsers only); "

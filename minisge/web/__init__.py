@@ -8,3 +8,11 @@ shows and passes, and imports nothing: the command loads it without trio."""
 DEFAULT_PORT = 6464
 #: loopback only: the users are the local users (minisge.web.identity)
 DEFAULT_BIND = "127.0.0.1"
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 0 (any free one) to 65535 (ValueError else: argparse says it)."""
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise ValueError(text)
+    return port

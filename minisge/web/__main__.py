@@ -25,7 +25,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from minisge.cell import Cell
-from minisge.web import DEFAULT_BIND, DEFAULT_PORT
+from minisge.web import DEFAULT_BIND, DEFAULT_PORT, port_number
 from minisge.web.app import CellWatch, WebView
 from minisge.web.identity import is_loopback
 
@@ -36,7 +36,7 @@ IDENTITY_NOTE = ("minisge web: {bind} is not a loopback address: a user is known
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="minisge web")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    p.add_argument("--port", type=port_number, default=DEFAULT_PORT)
     p.add_argument("--bind", default=DEFAULT_BIND)
     return p.parse_args(argv)
 

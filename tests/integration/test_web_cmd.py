@@ -220,6 +220,9 @@ def test_errors_no_cell_port_in_use_and_a_non_loopback_bind(cell, web, tmp_path)
                        text=True, timeout=WAIT)
     assert p.returncode == 1
     assert p.stderr == f"minisge web: cannot listen on 127.0.0.1 port {port}: Address already in use\n"
+    p = subprocess.run(command_line("minisge", "web", "--port", "70000"), env=cell.env(), capture_output=True,
+                       text=True, timeout=WAIT)
+    assert p.returncode == 2 and "argument --port: invalid port_number value: '70000'" in p.stderr
     # bound to every address: it says how it knows its users, and serves this host's
     p = subprocess.Popen([sys.executable, "-m", "minisge.web", "--bind", "0.0.0.0", "--port", "0"], env=cell.env(),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
