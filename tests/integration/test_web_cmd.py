@@ -209,6 +209,17 @@ async def test_a_connection_whose_owner_is_unknown_sees_only_an_error(cell):
     assert asked == []  # the cell was not even asked
 
 
+def test_a_cell_gone_is_said_on_the_page(tmp_path):
+    """The qmaster not there (stopped after the server started): the document says so, in the commands' words."""
+    from minisge.cell import Cell as CellPaths
+    from minisge.web.app import ask
+    from minisge.web.view import document
+
+    doc = document(ask(CellPaths(str(tmp_path))), 0, "root")
+    assert doc == {"schema": "minisge-web", "version": 1,
+                   "error": f"minisge: no cell running in {tmp_path}/default: run 'minisge start'"}
+
+
 def test_errors_no_cell_port_in_use_and_a_non_loopback_bind(cell, web, tmp_path):
     env = dict(cell.env(), SGE_ROOT=str(tmp_path / "none"))
     p = subprocess.run(command_line("minisge", "web"), env=env, capture_output=True, text=True, timeout=WAIT)
