@@ -10,15 +10,18 @@
     minisge qmaster | execd                   one role of a cell spread over hosts
     minisge execd stop                        stop this host's execd
     minisge web [--port P] [--bind ADDR]      a live, read-only web view of the cell
+    minisge replay [OPTIONS] TRACE            replay a workload trace through the
+                                              scheduler in simulated time (minisge replay -help)
     minisge NAME ARGS                         a command of the table (qsub, qstat, ...)
     minisge -help                             all of this
 
 The daemons are not this module's: ``init``, ``start``, ``qmaster`` and
 ``execd`` run ``python -m minisge.daemon`` (:mod:`minisge.daemon.__main__`),
-in the background or in place of this process, and ``web`` runs ``python -m
-minisge.web`` (:mod:`minisge.web.__main__`) in its place, so that the command
-itself imports the standard library, the protocol and the cell's paths only
-(no trio, no web server).
+in the background or in place of this process, ``web`` runs ``python -m
+minisge.web`` (:mod:`minisge.web.__main__`) in its place, and ``replay`` runs
+``python -m minisge.replay`` (:mod:`minisge.replay.__main__`, the qmaster's
+own code), so that the command itself imports the standard library, the
+protocol and the cell's paths only (no trio, no web server).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ CELL_COMMANDS = {
     "execd": "run an execution daemon of a cell spread over hosts (foreground); execd stop: stop it",
     "web": "serve a live, read-only web view of the running cell: queues, jobs, why jobs wait (foreground)",
 }
+
+REPLAY_HELP = "replay a workload trace through the scheduler in simulated time, with metrics (replay -help)"
 
 
 def _ping(cell: Cell) -> dict[str, Any] | None:
@@ -351,11 +356,26 @@ def cmd_web(args: argparse.Namespace, cell: Cell) -> int:
     return exec_argv(cell, [sys.executable, "-m", "minisge.web", "--port", str(args.port), "--bind", args.bind])
 
 
+def run_replay(argv: list[str]) -> int:
+    """``minisge replay ARGS``: ``python -m minisge.replay`` (the qmaster's code
+    in simulated time, which this command does not load), its exit status.
+    It runs from "/" (``python -m`` must not take a source tree in the current
+    directory for the installed package) and is told this directory, for the
+    relative paths of its arguments."""
+    sys.stdout.flush()
+    argv_run = [sys.executable, "-m", "minisge.replay", "--cwd", os.getcwd(), *argv]
+    try:
+        return subprocess.run(argv_run, cwd="/").returncode
+    except KeyboardInterrupt:
+        return 130
+
+
 def help_text() -> str:
     """``minisge -help``: the cell's commands, then the table of commands."""
     width = max(len(n) for n in [*CELL_COMMANDS, *COMMANDS])
     lines = ["usage: minisge COMMAND [ARGS]", "", "the cell:"]
     lines += [f"  {name:<{width}}  {text}" for name, text in CELL_COMMANDS.items()]
+    lines += [f"  {'replay':<{width}}  {REPLAY_HELP}"]
     lines += ["", "Grid Engine commands (minisge NAME ARGS, or NAME ARGS where they are installed):"]
     lines += [f"  {name:<{width}}  {c.help}" for name, c in COMMANDS.items() if name != "minisge"]
     return "\n".join(lines)
@@ -371,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in COMMANDS and argv[0] != "minisge":
         return run_command(argv[0], argv[1:])
+    if argv[:1] == ["replay"]:
+        return run_replay(argv[1:])
     if argv[:1] in (["-help"], ["-h"], ["--help"]):
         print(help_text())
         return 0

@@ -9,18 +9,33 @@ the daemon's scheduling pass would build (``ConfigState.snapshot``);
 :func:`minisge.scheduler.schedule` turns it into a plan.  Nothing is written.
 
 What only a running daemon knows is assumed: every execution host of the
-configuration is up (an execd registered), and no host has reported load
-values (so ``queue_sort_method load`` sees equal loads, and the load and
-suspend thresholds and subordination of :mod:`minisge.qmaster.load_control`, which
-need reports and act on running jobs, are not applied).
+configuration is up (an execd registered), and its load values are those
+:func:`assume_load_values` gives (no execd reports load to a stopped cell):
+the host this runs on reports what it measures now, as its execd would;
+every other host each load value at its complex(5) default (``mem_free=0``),
+where its ``complex_values`` do not set the attribute.  The first line of
+the report says so.  The load and suspend thresholds and subordination of
+:mod:`minisge.qmaster.load_control`, which act on reports and running jobs,
+are not applied.
 
-From the shell, one line per dispatch and then the pending jobs' reasons::
+From the shell, the assumption, one line per dispatch, then what ``qstat
+-j`` would say under "scheduling info:" of every job still pending, one
+line per message (the pass's global messages -- queue instances full,
+disabled, overloaded for every job -- then the job's own reasons, hold and
+dependencies, whatever sched_conf(5) ``schedd_job_info`` says)::
 
     python -m minisge.offline [SGE_ROOT [CELL]]
 
+    assumed load values (a stopped cell has no load report): node1 measured here now; node2 at \
+their complex defaults (mem_free=0, np_load_avg=0, ...)
     2.1 -> all.q@node1 (2)
     1.1 -> all.q@node2 (1)
     3: queue instance "all.q@node1" dropped because it is full
+    3: queue instance "all.q@node2" dropped because it is full
+
+(When every queue instance is full or disabled before the pass, each
+pending job gets those global messages, then "All queues dropped because
+of overload or full", as ``qstat -j`` shows them.)
 
 A snapshot can also be written as plain data (the man pages' words are the
 field names: :mod:`minisge.scheduler`):
@@ -52,11 +67,17 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from minisge import scheduler
 from minisge.cell import DEFAULT_CELL, Cell, default_root, short_hostname
+from minisge.execd.load import read_load_values
+from minisge.output.qstat_out import reservation_message
+from minisge.qmaster import views
 from minisge.qmaster.qmaster import Qmaster, gc_paused
+
+#: the load values the assumption line names as examples of the complex defaults
+EXAMPLE_LOAD_VALUES = ("mem_free", "np_load_avg")
 
 
 def load_qmaster(cell_dir: str) -> Qmaster:
@@ -77,6 +98,46 @@ def exec_hosts(qm: Qmaster) -> list[str]:
     return sorted(h for h in qm.config.exec_hosts if h != "global")
 
 
+def assume_load_values(qm: Qmaster, hosts: Iterable[str], here: str | None = None,
+                       measured: Mapping[str, str] | None = None) -> str:
+    """Give every host of ``hosts`` that has no load report (none has, in a
+    stopped cell) the load values its execd would report, as well as can be
+    known without it: the host this runs on (``here``, default this host's
+    name) what is ``measured`` here now (default: read now, as the execd
+    reads it); any other host each of those load values at its complex(5)
+    ``default``.  A value the host's ``complex_values`` set is left out (the
+    configured value then stands alone, as for a host that reports none).
+    Returns the one line that says what was assumed ("" if nothing was)."""
+    here = short_hostname() if here is None else here
+    values = dict(read_load_values() if measured is None else measured)
+    cx = qm.config.complex_index
+    defaults = {}
+    for name in values:
+        attr = cx.get(name)
+        if attr is not None and attr.default not in ("", "NONE"):
+            defaults[name] = attr.default
+    local: list[str] = []
+    others: list[str] = []
+    for host in hosts:
+        eh = qm.config.exec_hosts.get(host)
+        if eh is None or host in qm.config.load_values:
+            continue
+        configured = dict(eh.complex_values)
+        mine = values if host == here else defaults
+        (local if host == here else others).append(host)
+        qm.config.set_load_values(host, {k: v for k, v in mine.items() if k not in configured})
+    said = []
+    if local:
+        said.append(f"{local[0]} measured here now")
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        examples = ", ".join(f"{n}={defaults[n]}" for n in EXAMPLE_LOAD_VALUES if n in defaults)
+        said.append(f"{shown} at their complex defaults ({examples}, ...)")
+    if not said:
+        return ""
+    return "assumed load values (a stopped cell has no load report): " + "; ".join(said)
+
+
 def snapshot_of(qm: Qmaster, now: float | None = None, hosts_up: Iterable[str] | None = None) -> scheduler.Snapshot:
     """The snapshot the qmaster's pass builds at ``now`` (default: the
     clock), with the execds of ``hosts_up`` (default: every execution host)
@@ -91,13 +152,56 @@ def load_snapshot(cell_dir: str, now: float | None = None,
                   hosts_up: Iterable[str] | None = None) -> scheduler.Snapshot:
     """The scheduler's snapshot of the cell at ``cell_dir`` (see the module
     docstring for what is assumed of the hosts)."""
-    return snapshot_of(load_qmaster(cell_dir), now, hosts_up)
+    qm = load_qmaster(cell_dir)
+    assume_load_values(qm, exec_hosts(qm) if hosts_up is None else hosts_up)
+    return snapshot_of(qm, now, hosts_up)
 
 
 def plan(cell_dir: str, now: float | None = None, hosts_up: Iterable[str] | None = None) -> scheduler.Plan:
     """What one scheduling pass of the qmaster would do with the cell now."""
     with gc_paused():
         return scheduler.schedule(load_snapshot(cell_dir, now, hosts_up))
+
+
+def explanations(qm: Qmaster, p: scheduler.Plan) -> dict[int, list[str]]:
+    """What ``qstat -j`` would say under "scheduling info:" of every job
+    with a task still pending after the pass ``p``, by job number: the
+    pass's global messages (queue instances dropped for every job: full,
+    disabled, overloaded; "All queues dropped because of overload or full"),
+    then the job's own (:func:`minisge.qmaster.views.job_messages`: its
+    reasons, error, hold, dependencies; a ``-R y`` reservation) -- all of
+    them, as if sched_conf(5) ``schedd_job_info`` were true."""
+    started: dict[int, int] = {}
+    for d in p.dispatches:
+        started[d.job_id] = started.get(d.job_id, 0) + 1
+    reserved = {r.job_id: r for r in p.reservations}
+    dropped = list(p.global_messages)
+    out: dict[int, list[str]] = {}
+    for number in sorted(qm.jobs):
+        job = qm.jobs[number]
+        if len(job.pending) <= started.get(number, 0):
+            continue
+        lines = dropped + views.job_messages(job, list(p.reasons.get(number, [])), dropped)
+        if number in reserved:
+            lines.append(reservation_message(reserved[number].start, reserved[number].granted))
+        out[number] = lines
+    return out
+
+
+def report(cell_dir: str, now: float | None = None, hosts_up: Iterable[str] | None = None) -> str:
+    """``python -m minisge.offline``'s text: the assumption on load values
+    (:func:`assume_load_values`), the dispatches of one pass
+    (:func:`plan_text`'s lines) and every pending job's
+    :func:`explanations`, a ``JOB: message`` line each."""
+    qm = load_qmaster(cell_dir)
+    up = exec_hosts(qm) if hosts_up is None else list(hosts_up)
+    assumption = assume_load_values(qm, up)
+    with gc_paused():
+        p = scheduler.schedule(snapshot_of(qm, now, up))
+    lines = [assumption] if assumption else []
+    lines += plan_text(scheduler.Plan(dispatches=p.dispatches)).splitlines()
+    lines += [f"{number}: {m}" for number, messages in explanations(qm, p).items() for m in messages]
+    return "\n".join(lines)
 
 
 def plan_text(p: scheduler.Plan) -> str:
@@ -122,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     root = argv[0] if argv else os.environ.get("SGE_ROOT") or default_root()
     name = argv[1] if len(argv) > 1 else os.environ.get("SGE_CELL") or DEFAULT_CELL
     try:
-        text = plan_text(plan(os.path.join(root, name)))
+        text = report(os.path.join(root, name))
     except FileNotFoundError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -33,7 +33,7 @@ chmod 755 "$unpacked"
 tar -C "$unpacked" -xzf dist/minisge-*.tar.gz
 bin=$(echo "$unpacked"/minisge-*/bin)
 echo "+ MINISGE_TEST_BINARY=$bin $python -m pytest (through the binary)"
-MINISGE_TEST_BINARY="$bin" "$python" -m pytest -p no:cacheprovider \
+MINISGE_TEST_BINARY="$bin" "$python" -m pytest -p no:cacheprovider -n 3 --dist worksteal \
     tests/integration/test_binary.py tests/integration/test_cell.py \
     tests/integration/test_roles.py tests/integration/test_qrsh_cmd.py \
     tests/integration/test_service_readiness.py

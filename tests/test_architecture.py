@@ -23,7 +23,9 @@ The rules:
   started as processes, every command of the table (cli/commands.py) loads
   none of trio, attrs, cattrs, hypercorn, neither when imported nor on its
   main paths (``-help``, and a submit, a qstat, a ``minisge status`` and a
-  ``minisge web`` that find no cell);
+  ``minisge web`` that find no cell), nor matplotlib;
+- no minisge module imports ``minisge.replay.plots`` (matplotlib is an
+  optional extra: the replay loads the plots with importlib for ``--plot``);
 - the web view (``minisge/web/``) is a client of the cell like the
   commands: it asks through the protocol and imports none of the daemons
   (:data:`PROTOCOL_CLIENTS`).
@@ -105,7 +107,7 @@ PURE_PACKAGES = ("minisge.formats", "minisge.rules", "minisge.scheduler")
 #: The minisge modules the pure packages must not import: the daemons, the
 #: wire, the commands and what reads files (the pure packages sit below them).
 PURE_FORBIDDEN_MINISGE = ("minisge.qmaster", "minisge.execd", "minisge.daemon", "minisge.protocol",
-                          "minisge.cli", "minisge.output", "minisge.cell", "minisge.offline")
+                          "minisge.cli", "minisge.output", "minisge.cell", "minisge.offline", "minisge.replay")
 
 #: What the command modules may import of minisge (all else is the daemons'):
 #: the protocol's wire, client and catalogue (not its trio side), the cell's
@@ -118,13 +120,17 @@ COMMAND_MAY_IMPORT = ("minisge", "minisge.cli", "minisge.output", "minisge.cell"
 
 #: Loaded by no command (DESIGN.md decision 3: importing trio costs ~0.1 s;
 #: hypercorn is the web view's server, run as a process of its own).
-COMMAND_FORBIDDEN_LOADS = ("trio", "attrs", "attr", "cattrs", "hypercorn")
+COMMAND_FORBIDDEN_LOADS = ("trio", "attrs", "attr", "cattrs", "hypercorn", "matplotlib")
+
+#: Modules no minisge module imports by name: the replay's plots import matplotlib
+#: (the optional extra ``teach``), loaded with importlib only when ``--plot`` asks.
+IMPORTED_BY_NONE = ("minisge.replay.plots",)
 
 #: Processes that are clients of the cell as the commands are: they ask
 #: through the protocol (client, catalogue), never by importing a daemon.
 PROTOCOL_CLIENTS = ("minisge.web",)
 PROTOCOL_CLIENTS_MAY_NOT_IMPORT = ("minisge.qmaster", "minisge.execd", "minisge.daemon", "minisge.offline",
-                                   "minisge.scheduler")
+                                   "minisge.scheduler", "minisge.replay")
 
 #: The only modules that may import both the qmaster and the execd.
 COMPOSITION_ROOTS = ("minisge.daemon", "minisge.offline")
@@ -463,6 +469,12 @@ def test_only_the_composition_roots_import_both_daemons():
                               f"{execd[0].target} (line {execd[0].line})")
     assert not violations, _report(violations, f"modules other than {', '.join(COMPOSITION_ROOTS)} "
                                                "importing both the qmaster and the execd")
+
+
+def test_no_module_imports_the_plots():
+    violations = [f"{m.loc(i.line)}: {m.name} imports {i.target}" for m in modules().values() for i in m.imports
+                  if any(_within(i.target, n) or f"{i.target}.{i.name}" == n for n in IMPORTED_BY_NONE)]
+    assert not violations, _report(violations, f"imports of {', '.join(IMPORTED_BY_NONE)} (importlib only)")
 
 
 # ---------------------------------------------------------------- the pure packages

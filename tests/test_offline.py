@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 
+import attrs
 import pytest
 from scheduler_harness import qi, snap, task
 
@@ -58,8 +59,68 @@ def test_hosts_not_up_get_nothing(cell_dir):
 def test_python_m_minisge_offline_prints_the_plan(cell_dir, capsys):
     root, name = cell_dir.rsplit("/", 1)
     assert offline.main([root, name]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("2.1 -> all.q@node1 (2)\n") and "\n1: " in out and "\n4: " in out
+    assumed, *lines = capsys.readouterr().out.splitlines()
+    assert assumed == ("assumed load values (a stopped cell has no load report): "
+                       "node1 at their complex defaults (mem_free=0, np_load_avg=0, ...)")
+    assert lines[0] == "2.1 -> all.q@node1 (2)"
+    # every pending job explained, as qstat -j would: the held job 3 too
+    full = 'queue instance "all.q@node1" dropped because it is full'
+    assert f"1: {full}" in lines and f"4: {full}" in lines
+    assert "3: Job is in hold state" in lines
+
+
+MEASURED = {"arch": "lx-amd64", "num_proc": "2", "mem_total": "4096.000000M", "mem_free": "2048.000000M",
+            "np_load_avg": "0.100000"}
+
+
+@pytest.fixture
+def memory_cell(mem_tmp_path):
+    """host node1 with 4 slots; a job asks for 1G of mem_free, another for 3G."""
+    cell = Cell(str(mem_tmp_path / "root"))
+    init_cell(cell, "node1", slots=4, env={})
+    qm = Qmaster(cell, "node1")
+    qm.load()
+    qm.config.cell_owner_only = False
+    qm.submit(dict(REQ, hard_resources={"mem_free": "1G"}), 0, 0)
+    qm.submit(dict(REQ, hard_resources={"mem_free": "3G"}), 0, 0)
+    return cell.path
+
+
+def test_this_host_offers_the_load_values_measured_here(memory_cell):
+    qm = offline.load_qmaster(memory_cell)
+    line = offline.assume_load_values(qm, ["node1"], here="node1", measured=MEASURED)
+    assert line == "assumed load values (a stopped cell has no load report): node1 measured here now"
+    p = scheduler.schedule(offline.snapshot_of(qm, now=5.0))
+    assert [d.job_id for d in p.dispatches] == [1]
+    assert p.reasons[2] == ['(-l mem_free=3G) cannot run at host "node1" because it offers only hl:mem_free=2.000G']
+
+
+def test_another_host_offers_the_complex_defaults_and_never_an_unknown_resource(memory_cell):
+    qm = offline.load_qmaster(memory_cell)
+    line = offline.assume_load_values(qm, ["node1"], here="elsewhere", measured=MEASURED)
+    assert line.endswith("node1 at their complex defaults (mem_free=0, np_load_avg=0, ...)")
+    p = scheduler.schedule(offline.snapshot_of(qm, now=5.0))
+    assert p.dispatches == []
+    assert p.reasons[1] == ['(-l mem_free=1G) cannot run at host "node1" because it offers only hl:mem_free=0.000']
+    assert qm.config.load_values["node1"] == {"num_proc": "0", "mem_total": "0", "mem_free": "0", "np_load_avg": "0"}
+
+
+def test_a_hosts_complex_values_stand_in_for_the_load_value(memory_cell):
+    qm = offline.load_qmaster(memory_cell)
+    qm.config.exec_hosts["node1"] = attrs.evolve(qm.config.exec_hosts["node1"], complex_values=(("mem_free", "8G"),))
+    offline.assume_load_values(qm, ["node1"], here="elsewhere", measured=MEASURED)
+    assert "mem_free" not in qm.config.load_values["node1"]
+    p = scheduler.schedule(offline.snapshot_of(qm, now=5.0))
+    assert [d.job_id for d in p.dispatches] == [1, 2]
+
+
+def test_a_cell_whose_queues_are_all_dropped_explains_its_pending_jobs(cell_dir):
+    text = offline.report(cell_dir, now=5.0, hosts_up=[])
+    # no host up: the queue instance is unknown (u), dropped for every job, and so no task enters the pass
+    lines = text.splitlines()
+    unavailable = 'queue instance "all.q@node1" dropped because it is temporarily not available'
+    for job in (1, 2, 4):
+        assert f"{job}: {unavailable}" in lines and f"{job}: All queues dropped because of overload or full" in lines
 
 
 def test_a_missing_cell_is_an_error(tmp_path, capsys):

@@ -430,7 +430,7 @@ def global_messages(qm: Qmaster) -> list[str]:
     return list(qm.global_messages)
 
 
-def _job_messages(job: Job, reasons: list[str], dropped: list[str]) -> list[str]:
+def job_messages(job: Job, reasons: list[str], dropped: list[str]) -> list[str]:
     """A job's own scheduling messages: the scheduler's reasons, less those
     about queue instances already dropped for the whole cell, then "Job is
     in error state" for a job with a task in error (Eqw), "Job is in hold
@@ -465,7 +465,7 @@ def job_detail(qm: Qmaster, ids: list[str], uid: int, xml: bool = False) -> dict
         return note is None or schedd_job_info_lists(setting, job.number) or job.number in qm.pending_reasons
 
     def messages(job: Job) -> list[str]:
-        own = _job_messages(job, list(qm.pending_reasons.get(job.number, [])), dropped) if informed(job) else []
+        own = job_messages(job, list(qm.pending_reasons.get(job.number, [])), dropped) if informed(job) else []
         reserved = qm.job_reservations.get(job.number)  # sched_conf(5) max_reservation, qsub -R y
         if reserved is not None and job.pending:
             own.append(reservation_message(reserved.start, reserved.granted))

@@ -1,0 +1,1 @@
+"""Replays of a workload through the scheduler in simulated time (issue 16)."""
