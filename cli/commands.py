@@ -60,6 +60,7 @@ COMMANDS: dict[str, Command] = {
 RUNNABLE_MODULES: dict[str, str] = {
     "minisge.daemon": "minisge.daemon.__main__",
     "minisge.offline": "minisge.offline",
+    "minisge.web": "minisge.web.__main__",  # minisge web's server
     "minisge.replay": "minisge.replay.__main__",  # minisge replay: the qmaster's scheduler in simulated time
     "minisge.execd.launcher": "minisge.execd.launcher",  # the execd's shepherd launcher
 }

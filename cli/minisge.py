@@ -9,6 +9,7 @@
     minisge status                            what runs where
     minisge qmaster | execd                   one role of a cell spread over hosts
     minisge execd stop                        stop this host's execd
+    minisge web [--port P] [--bind ADDR]      a live, read-only web view of the cell
     minisge replay [OPTIONS] TRACE            replay a workload trace through the
                                               scheduler in simulated time (minisge replay -help)
     minisge NAME ARGS                         a command of the table (qsub, qstat, ...)
@@ -16,10 +17,11 @@
 
 The daemons are not this module's: ``init``, ``start``, ``qmaster`` and
 ``execd`` run ``python -m minisge.daemon`` (:mod:`minisge.daemon.__main__`),
-in the background or in place of this process, and ``replay`` runs
+in the background or in place of this process, ``web`` runs ``python -m
+minisge.web`` (:mod:`minisge.web.__main__`) in its place, and ``replay`` runs
 ``python -m minisge.replay`` (:mod:`minisge.replay.__main__`, the qmaster's
 own code), so that the command itself imports the standard library, the
-protocol and the cell's paths only (no trio).
+protocol and the cell's paths only (no trio, no web server).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ import time
 
 from minisge import protocol
 from minisge.cell import Cell, short_hostname
-from minisge.protocol import catalogue
+from minisge.protocol import catalogue, client
+from minisge.web import DEFAULT_BIND, DEFAULT_PORT, port_number
 
 from .commands import COMMANDS
 
@@ -49,6 +52,7 @@ CELL_COMMANDS = {
     "status": "what runs where",
     "qmaster": "run the qmaster and scheduler of a cell spread over hosts (foreground)",
     "execd": "run an execution daemon of a cell spread over hosts (foreground); execd stop: stop it",
+    "web": "serve a live, read-only web view of the running cell: queues, jobs, why jobs wait (foreground)",
 }
 
 REPLAY_HELP = "replay a workload trace through the scheduler in simulated time, with metrics (replay -help)"
@@ -90,12 +94,16 @@ def run_init(cell: Cell, host: str, slots: int | None, split: bool = False) -> i
 def exec_daemon(cell: Cell, role: str, *args: str) -> int:
     """Become the daemon (same pid: a service manager's or a test's SIGTERM
     reaches it); returns only if it cannot be started."""
+    return exec_argv(cell, daemon_argv(role, *args))
+
+
+def exec_argv(cell: Cell, argv: list[str]) -> int:
+    """Become the process ``argv`` in the cell's environment (exec_daemon)."""
     sys.stdout.flush()
     sys.stderr.flush()
     # cwd "/": a daemon holds no directory, and "python -m" must not pick up
     # a source tree in the current directory instead of the installed package
     os.chdir("/")
-    argv = daemon_argv(role, *args)
     try:
         os.execve(argv[0], argv, daemon_env(cell))
     except OSError as e:
@@ -337,6 +345,17 @@ def cmd_execd(args: argparse.Namespace, cell: Cell) -> int:
     return exec_daemon(cell, "execd", "--hostname", args.hostname, "--qmaster", f"{host}:{port}")
 
 
+def cmd_web(args: argparse.Namespace, cell: Cell) -> int:
+    """The web view's server in place of this process, once the cell answers
+    (none: the commands' first line, minisge's hint)."""
+    try:
+        client.connect(cell, timeout=15).close()
+    except client.NoQmaster as e:
+        print(e.hint, file=sys.stderr)
+        return 1
+    return exec_argv(cell, [sys.executable, "-m", "minisge.web", "--port", str(args.port), "--bind", args.bind])
+
+
 def run_replay(argv: list[str]) -> int:
     """``minisge replay ARGS``: ``python -m minisge.replay`` (the qmaster's code
     in simulated time, which this command does not load), its exit status.
@@ -382,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     for name, text in CELL_COMMANDS.items():
         sp = sub.add_parser(name, help=text, description=text)
-        sp.add_argument("--hostname", default=short_hostname())
+        if name != "web":
+            sp.add_argument("--hostname", default=short_hostname())
         if name == "execd":
             sp.add_argument("action", nargs="?", choices=["stop"],
                             help="stop: stop the execd of --hostname on this machine (SIGTERM; its jobs go on)")
@@ -393,12 +413,20 @@ def main(argv: list[str] | None = None) -> int:
             sp.add_argument("--split", action="store_true",
                             help="a cell spread over hosts: this host runs the qmaster only, and each new "
                                  "execd joins @allhosts (what minisge qmaster makes)")
+        if name == "web":
+            sp.add_argument("--port", type=port_number, default=DEFAULT_PORT,
+                            help=f"the TCP port to listen on (default {DEFAULT_PORT})")
+            sp.add_argument("--bind", default=DEFAULT_BIND,
+                            help=f"the address to listen on (default {DEFAULT_BIND}: this host's browsers only); "
+                                 "users are the owners of the connections' sockets on this host, whatever the "
+                                 "address")
         if name == "start":
             sp.add_argument("--foreground", action="store_true", help="stay attached (for systemd and tests)")
-    args = p.parse_args(argv)
+    # Grid Engine's -help after a cell command too (minisge web -help)
+    args = p.parse_args([("--help" if a == "-help" else a) for a in argv])
     cell = Cell.from_env()
     commands = {"init": cmd_init, "start": cmd_start, "stop": cmd_stop, "status": cmd_status,
-                "qmaster": cmd_qmaster, "execd": cmd_execd}
+                "qmaster": cmd_qmaster, "execd": cmd_execd, "web": cmd_web}
     return commands[args.command](args, cell)
 
 

@@ -19,12 +19,16 @@ The rules:
   :data:`PURE_FORBIDDEN_NAMES` say what and why);
 - the commands (``cli/``, ``output/``, ``cell.py``) import the standard
   library, the protocol's wire and client, the formats and the output
-  modules only; started as processes, every command of the table
-  (cli/commands.py) loads none of trio, attrs, cattrs, neither when
-  imported nor on its main paths (``-help``, and a submit, a qstat and a
-  ``minisge status`` that find no cell), nor matplotlib;
+  modules only (and ``minisge.web``'s package alone, for its defaults);
+  started as processes, every command of the table (cli/commands.py) loads
+  none of trio, attrs, cattrs, hypercorn, neither when imported nor on its
+  main paths (``-help``, and a submit, a qstat, a ``minisge status`` and a
+  ``minisge web`` that find no cell), nor matplotlib;
 - no minisge module imports ``minisge.replay.plots`` (matplotlib is an
-  optional extra: the replay loads the plots with importlib for ``--plot``).
+  optional extra: the replay loads the plots with importlib for ``--plot``);
+- the web view (``minisge/web/``) is a client of the cell like the
+  commands: it asks through the protocol and imports none of the daemons
+  (:data:`PROTOCOL_CLIENTS`).
 """
 
 from __future__ import annotations
@@ -111,14 +115,22 @@ PURE_FORBIDDEN_MINISGE = ("minisge.qmaster", "minisge.execd", "minisge.daemon", 
 COMMAND_PACKAGES = ("minisge.cli", "minisge.output", "minisge.cell")
 COMMAND_MAY_IMPORT = ("minisge", "minisge.cli", "minisge.output", "minisge.cell", "minisge.formats",
                       "minisge.protocol", "minisge.protocol.wire", "minisge.protocol.client",
-                      "minisge.protocol.catalogue")
+                      "minisge.protocol.catalogue",
+                      "minisge.web")  # the package alone: minisge web's defaults (its server is a process of its own)
 
-#: Loaded by no command (DESIGN.md decision 3: importing trio costs ~0.1 s).
-COMMAND_FORBIDDEN_LOADS = ("trio", "attrs", "attr", "cattrs", "matplotlib")
+#: Loaded by no command (DESIGN.md decision 3: importing trio costs ~0.1 s;
+#: hypercorn is the web view's server, run as a process of its own).
+COMMAND_FORBIDDEN_LOADS = ("trio", "attrs", "attr", "cattrs", "hypercorn", "matplotlib")
 
 #: Modules no minisge module imports by name: the replay's plots import matplotlib
 #: (the optional extra ``teach``), loaded with importlib only when ``--plot`` asks.
 IMPORTED_BY_NONE = ("minisge.replay.plots",)
+
+#: Processes that are clients of the cell as the commands are: they ask
+#: through the protocol (client, catalogue), never by importing a daemon.
+PROTOCOL_CLIENTS = ("minisge.web",)
+PROTOCOL_CLIENTS_MAY_NOT_IMPORT = ("minisge.qmaster", "minisge.execd", "minisge.daemon", "minisge.offline",
+                                   "minisge.scheduler", "minisge.replay")
 
 #: The only modules that may import both the qmaster and the execd.
 COMPOSITION_ROOTS = ("minisge.daemon", "minisge.offline")
@@ -540,6 +552,13 @@ def test_the_commands_import_only_what_a_command_may():
     assert not violations, _report(violations, "imports a command may not make")
 
 
+def test_the_web_view_asks_the_cell_through_the_protocol_only():
+    violations = [f"{m.loc(imp.line)}: {m.name} imports {imp.target}"
+                  for m in modules().values() if _within(m.name, PROTOCOL_CLIENTS)
+                  for imp in m.imports if _within(imp.target, PROTOCOL_CLIENTS_MAY_NOT_IMPORT)]
+    assert not violations, _report(violations, "imports of a daemon by a client of the cell")
+
+
 #: Run in a fresh interpreter per command: import it, then run its main
 #: paths; print what of COMMAND_FORBIDDEN_LOADS is loaded after each step.
 PROBE = """
@@ -561,7 +580,7 @@ sys.__stdout__.write(json.dumps(steps))
 
 #: The main paths each command is run on (besides being imported).
 MAIN_PATHS: dict[str, list[list[str]]] = {
-    "minisge": [["-help"], ["status"]],
+    "minisge": [["-help"], ["status"], ["web", "-help"], ["web"]],
     "qsub": [["-help"], ["-b", "y", "/bin/true"]],
     "qstat": [["-help"], []],
     "qhost": [["-help"], ["-x"]],

@@ -631,7 +631,9 @@ PING = _op("ping", COMMAND, "Is the daemon there? (minisge start, status)", {},
            reply={"host": req(Str()), "cell": req(Str()), "jobs": req(COUNT),
                   # minisge status: the daemon's role (allinone, qmaster), when it started, and its
                   # execds: {"host", "address", "since", "used", "slots"} each
-                  "role": opt(Str()), "started": opt(Json()), "execds": opt(ListOf(Json()))})
+                  "role": opt(Str()), "started": opt(Json()), "execds": opt(ListOf(Json())),
+                  # minisge web: the user the qmaster runs as (a manager whatever the manager list says)
+                  "admin_user": opt(Str())})
 SHUTDOWN = _op("shutdown", COMMAND, "Stop the cell (a manager only).", {}, reply={})
 SUBMIT = _op(
     "submit", COMMAND,

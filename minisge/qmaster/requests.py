@@ -123,7 +123,8 @@ class RequestHandler:
     # ------------------------------------------------------------ commands
     async def op_ping(self, req: Reply, peer: Credentials, send_more: SendMore) -> Reply:
         return ok_reply(host=self.qm.host, cell=self.qm.cell.name, jobs=len(self.qm.jobs), role=self.role,
-                        started=self.qm.boot_time, execds=host_views.execd_links(self.qm))
+                        started=self.qm.boot_time, execds=host_views.execd_links(self.qm),
+                        admin_user=user_name(self.qm.admin_uid))
 
     async def op_shutdown(self, req: Reply, peer: Credentials, send_more: SendMore) -> Reply:
         if not self.qm.is_manager(peer.uid):
