@@ -133,6 +133,9 @@ class Cell:
         e = dict(os.environ)
         for k in ("SGE_QMASTER_PORT", "SGE_EXECD_PORT", "SGE_CELL"):
             e.pop(k, None)
+        # the daemons and commands keep the bytecode they compile (a cell's start compiles
+        # the editable sources anew when told not to: 2.4 s instead of 0.6 s)
+        e.pop("PYTHONDONTWRITEBYTECODE", None)
         e["SGE_ROOT"] = self.root
         # the machine's real load must not put all.q (np_load_avg=1.75) in alarm
         e.setdefault("MINISGE_LOAD_OVERRIDE", "np_load_avg=0.000000")
