@@ -129,6 +129,8 @@ def test_a_method_writes_the_jobs_output_as_the_job_owner(cell, user):
     path, release = waiting_job(cell, "m")
     job = cell.submit("-o", out, "-j", "y", path, user=USER)
     wait_running(cell, job)
+    # the job's pid is written before its child opens the output file: wait for the file
+    cell.wait_for(lambda: os.path.exists(out), 60, "the job's output file")
     os.unlink(out)
     os.symlink(rootfile, out)
     os.lchown(out, user.pw_uid, user.pw_gid)
