@@ -19,10 +19,9 @@ from typing import Any
 import attrs
 
 from minisge.formats import sched_conf, share_tree, user
-from minisge.formats.lines import SPOOL_HEADER
 from minisge.qmaster.config_state import ConfigState
 from minisge.qmaster.job import RUNNING, Job, Task
-from minisge.qmaster.spool import QmasterSpool, atomic_write
+from minisge.qmaster.spool import QmasterSpool
 from minisge.scheduler import tickets
 
 log = logging.getLogger("minisge.qmaster")
@@ -114,8 +113,7 @@ class ShareUsage:
             u = self.users.get(name)
             try:
                 if u is not None:
-                    atomic_write(self.spool.object_path(SPOOL_KIND, name),
-                                 SPOOL_HEADER + user.write_spool(u), sync=False)
+                    self.spool.write_object(SPOOL_KIND, name, user.write_spool(u), sync=False)
             except OSError as e:
                 log.warning("cannot spool the usage of user %s: %s", name, e)
                 continue

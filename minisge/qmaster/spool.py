@@ -139,8 +139,8 @@ class QmasterSpool:
             raise ValueError(f"invalid object name {name!r}")
         return os.path.join(self.dir, kind, name)
 
-    def write_object(self, kind: str, name: str, text: str) -> None:
-        atomic_write(self.object_path(kind, name), SPOOL_HEADER + text)
+    def write_object(self, kind: str, name: str, text: str, sync: bool = True) -> None:
+        atomic_write(self.object_path(kind, name), SPOOL_HEADER + text, sync=sync)
 
     def delete_object(self, kind: str, name: str) -> None:
         remove_file(self.object_path(kind, name))
