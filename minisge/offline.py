@@ -72,7 +72,6 @@ from collections.abc import Iterable, Mapping
 from minisge import scheduler
 from minisge.cell import DEFAULT_CELL, Cell, default_root, short_hostname
 from minisge.execd.load import read_load_values
-from minisge.output.qstat_out import reservation_message
 from minisge.qmaster import views
 from minisge.qmaster.qmaster import Qmaster, gc_paused
 
@@ -169,8 +168,9 @@ def explanations(qm: Qmaster, p: scheduler.Plan) -> dict[int, list[str]]:
     pass's global messages (queue instances dropped for every job: full,
     disabled, overloaded; "All queues dropped because of overload or full"),
     then the job's own (:func:`minisge.qmaster.views.job_messages`: its
-    reasons, error, hold, dependencies; a ``-R y`` reservation) -- all of
-    them, as if sched_conf(5) ``schedd_job_info`` were true."""
+    reasons, error, hold, dependencies; then
+    :func:`~minisge.qmaster.views.reservation_lines`, a ``-R y`` reservation)
+    -- all of them, as if sched_conf(5) ``schedd_job_info`` were true."""
     started: dict[int, int] = {}
     for d in p.dispatches:
         started[d.job_id] = started.get(d.job_id, 0) + 1
@@ -181,10 +181,8 @@ def explanations(qm: Qmaster, p: scheduler.Plan) -> dict[int, list[str]]:
         job = qm.jobs[number]
         if len(job.pending) <= started.get(number, 0):
             continue
-        lines = dropped + views.job_messages(job, list(p.reasons.get(number, [])), dropped)
-        if number in reserved:
-            lines.append(reservation_message(reserved[number].start, reserved[number].granted))
-        out[number] = lines
+        out[number] = (dropped + views.job_messages(job, list(p.reasons.get(number, [])), dropped)
+                       + views.reservation_lines(job, reserved.get(number)))
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from minisge import scheduler
 from minisge.formats import queue_conf, sge_types
 from minisge.formats.sched_conf import schedd_job_info_lists
 from minisge.output.qstat_out import compress_task_ids, compress_task_runs, reservation_message
@@ -450,6 +451,14 @@ def job_messages(job: Job, reasons: list[str], dropped: list[str]) -> list[str]:
     return out
 
 
+def reservation_lines(job: Job, reserved: scheduler.ScheduleEntry | None) -> list[str]:
+    """sched_conf(5) max_reservation, qsub -R y: the line of the reservation
+    a pass made for ``job``, while it is pending (none without one)."""
+    if reserved is None or not job.pending:
+        return []
+    return [reservation_message(reserved.start, reserved.granted)]
+
+
 def job_detail(qm: Qmaster, ids: list[str], uid: int, xml: bool = False) -> dict:
     """``qstat -j``: the detail dicts of the jobs named by number or name,
     the names that matched nothing, the cell-wide scheduler messages
@@ -466,10 +475,7 @@ def job_detail(qm: Qmaster, ids: list[str], uid: int, xml: bool = False) -> dict
 
     def messages(job: Job) -> list[str]:
         own = job_messages(job, list(qm.pending_reasons.get(job.number, [])), dropped) if informed(job) else []
-        reserved = qm.job_reservations.get(job.number)  # sched_conf(5) max_reservation, qsub -R y
-        if reserved is not None and job.pending:
-            own.append(reservation_message(reserved.start, reserved.granted))
-        return own
+        return own + reservation_lines(job, qm.job_reservations.get(job.number))
 
     # schedd_mes_obtain_package: false keeps no other global message, job_list
     # adds its note after them, and a pass with no message at all says so
