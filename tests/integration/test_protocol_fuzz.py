@@ -92,13 +92,14 @@ def strings(value: object):
 
 def harmless(msg: dict) -> dict:
     """A valid request made safe to send: a submitted job never runs (held, and
+    waited for neither to end nor to start: no -sync y, no -sync r; and
     bound to a host that does not exist: -l hostname, since a -q naming no
     queue instance is refused as 8.1.9 refuses it) and a manager never shuts
     the cell down nor touches its queue, host or PEs."""
     if msg.get("op") == catalogue.SUBMIT and isinstance(msg.get("request"), dict):
         resources = {**(msg["request"].get("hard_resources") or {}), "hostname": "no-such-host"}
-        msg = {**msg, "sync": False, "request": {**msg["request"], "hold": True, "hard_queues": ["all.q"],
-                                                 "hard_resources": resources}}
+        msg = {**msg, "sync": False, "sync_start": False,
+               "request": {**msg["request"], "hold": True, "hard_queues": ["all.q"], "hard_resources": resources}}
     return msg
 
 

@@ -107,7 +107,9 @@ def test_efficiency_of_an_array_job_from_its_accounting_records(cell):
     assert _value(e.out, "h_rt").split()[:4] == ["600s", "longest", "run", f"{longest:.3f}s:"]
     assert _value(e.out, "h_rt").split()[4] == _percent(longest / 600)
 
-    # a user's jobs: one block each, then the total
+    # a user's jobs: one block each, then the total (a second job of its own: under
+    # pytest -n this module's other tests may run in another worker's cell)
+    assert cell.run("qsub", "-sync", "y", "-b", "y", "/bin/true").rc == 0
     e = cell.run("qacct", "-o", "root", "-efficiency")
     assert e.rc == 0, e
     jobs = {rec[5] for rec in cell.accounting_records()}
