@@ -45,7 +45,7 @@ from minisge.qmaster.outbox import ExecdLink, Outbox
 from minisge.qmaster.pe_tasks import PeTasks
 from minisge.qmaster.range_list import RangeList, TaskSelection
 from minisge.qmaster.share_usage import ShareUsage
-from minisge.qmaster.spool import QmasterSpool, SpoolError
+from minisge.qmaster.spool import GroupCommit, QmasterSpool, SpoolError
 from minisge.qmaster.spool_backlog import SpoolBacklog
 from minisge.qmaster.unknown_hosts import UnknownHosts, stale_report
 from minisge.qmaster.users import group_name, user_name
@@ -110,6 +110,8 @@ class Qmaster:
         self.admin_uid = os.getuid()
         self.boot_time = clock()
         self.dirty: dict[int, Job] = {}  # changed jobs flush() is to spool
+        self.submitting: dict[int, Job] = {}  # new jobs waiting for their group commit (submit_in_group)
+        self.group_commit = GroupCommit()  # its committer runs in the nursery of the daemon role
         # the online usage of running tasks, by execd host, as its last load report had it
         self.online_usage: dict[str, dict[tuple[int, int], dict[str, Any]]] = {}
         # the components, each holding its own state
@@ -234,7 +236,44 @@ class Qmaster:
     # ------------------------------------------------------------ submit
     def submit(self, req: dict, uid: int, gid: int,
                holds: tuple[bool, bool, bool] | None = None) -> dict:
-        """A new job (qsub; qresub's copies come with their ``holds``: user, operator, system)."""
+        """A new job, spooled (fsynced) before it is taken: qresub's copies
+        (with their ``holds``: user, operator, system) and a qmaster driven
+        outside its daemon; qsub's go through :meth:`submit_in_group`."""
+        job, reply = self.new_job(req, uid, gid, holds)
+        self.spool_new_job(job, sync=True)
+        self.accept_job(job)
+        return reply
+
+    async def submit_in_group(self, req: dict, uid: int, gid: int) -> dict:
+        """qsub: a new job, answered only once its files (job, script,
+        jobseqnum) are on disk, as 8.1.9 answers after spooling.  They are
+        written unsynced and made durable by the group commit
+        (``spool.py:GroupCommit``) together with the submissions that come
+        with it.  Until then the job is nobody's to see: not in qstat, not
+        in a scheduling pass, not a -hold_jid target; it only counts for
+        max_jobs and max_u_jobs.  A job with -hold_jid or -hold_jid_ad is
+        spooled and taken at once (synced, as :meth:`submit`): what it waits
+        for must not change between its check and its taking.  A failed sync
+        rejects the job and removes its files."""
+        if req.get("hold_jid") or req.get("hold_jid_ad"):
+            return self.submit(req, uid, gid)
+        job, reply = self.new_job(req, uid, gid)
+        paths = self.spool_new_job(job, sync=False)
+        self.submitting[job.number] = job
+        try:
+            await self.group_commit.durable(paths)
+        except SpoolError as err:
+            self.reject_unwritten(job, err)
+        finally:
+            del self.submitting[job.number]
+        self.accept_job(job)
+        return reply
+
+    def new_job(self, req: dict, uid: int, gid: int,
+                holds: tuple[bool, bool, bool] | None = None) -> tuple[Job, dict]:
+        """The checks of a submission and its job, numbered (the number taken:
+        the next submission gets the one after), not spooled; the job and
+        its reply.  RequestError when it is refused."""
         gconf = self.config.global_conf
         if uid < gconf.min_uid:
             raise RequestError(
@@ -306,26 +345,45 @@ class Qmaster:
         if holds is not None:
             job.user_hold, job.operator_hold, job.system_hold = holds
         job_dependencies.init_array_holds(job, self.jobs)
-        try:
-            if req.get("script") is not None and not req.get("binary"):
-                self.spool.write_script(job_id, req["script"], owner=uid)
-                job.spec = dict(req)
-                job.spec["script"] = None  # kept in job_scripts/, not twice
-            self.spool.write_job(job_id, _conv.unstructure(job))
-            self.spool.write_jobseqnum(job_id)
-        except SpoolError as err:  # nothing of the job stays, in memory or on disk
-            with contextlib.suppress(SpoolError):
-                self.spool.delete_job(job_id)
-            raise RequestError(f"Unable to run job: {err}\njob {job_id} was rejected because it couldn't be written"
-                               "\nExiting.") from None
         self.last_job_id = job_id
-        self.jobs[job_id] = job
-        log.info("job %d submitted by %s", job_id, owner)
-        self.changed()
         reply: dict[str, Any] = {"job_id": job_id, "name": job.name, "array": arr}
         if warnings:
             reply["warnings"] = warnings
-        return reply
+        return job, reply
+
+    def spool_new_job(self, job: Job, sync: bool) -> list[str]:
+        """Write a new job's script (kept in job_scripts/, not twice), file
+        and jobseqnum (``sync=False``: for a group commit); the paths
+        written. A write refused rejects the job (:meth:`reject_unwritten`)."""
+        req = job.spec
+        try:
+            paths = []
+            if req.get("script") is not None and not req.get("binary"):
+                paths.append(self.spool.write_script(job.number, req["script"], owner=job.uid, sync=sync))
+                job.spec = dict(req)
+                job.spec["script"] = None
+            paths.append(self.spool.write_job(job.number, _conv.unstructure(job), sync=sync))
+            paths.append(self.spool.write_jobseqnum(job.number))
+        except SpoolError as err:
+            job.spec = req
+            self.reject_unwritten(job, err)
+        return paths
+
+    def reject_unwritten(self, job: Job, err: SpoolError) -> typing.NoReturn:
+        """A new job the spool did not take: nothing of it stays, in memory or
+        on disk; its number is given again when no later one was given."""
+        with contextlib.suppress(SpoolError):
+            self.spool.delete_job(job.number)
+        if self.last_job_id == job.number:
+            self.last_job_id = job.number - 1
+        raise RequestError(f"Unable to run job: {err}\njob {job.number} was rejected because it couldn't be written"
+                           "\nExiting.") from None
+
+    def accept_job(self, job: Job) -> None:
+        """A new job, on disk, joins the cell's jobs."""
+        self.jobs[job.number] = job
+        log.info("job %d submitted by %s", job.number, job.owner)
+        self.changed()
 
     def consume_job_id(self, job_id: int) -> None:
         """A job id given to a request that did not become a job (qsub -w v,
@@ -339,11 +397,11 @@ class Qmaster:
         user's, not asked for qsub -w v): a job over either is refused, and
         qsub exits 25 (STATUS_NOTOK_DOAGAIN: try again later)."""
         gconf = self.config.global_conf
-        if gconf.max_jobs and len(self.jobs) >= gconf.max_jobs:
+        if gconf.max_jobs and len(self.jobs) + len(self.submitting) >= gconf.max_jobs:
             raise RequestError(f"Unable to run job: job rejected: only {gconf.max_jobs} jobs are allowed per cluster"
                                "\nExiting.", rc=25)
         if gconf.max_u_jobs and verify != "v":
-            count = sum(1 for j in self.jobs.values() if j.owner == owner)
+            count = sum(1 for jobs in (self.jobs, self.submitting) for j in jobs.values() if j.owner == owner)
             if count >= gconf.max_u_jobs:
                 raise RequestError(f"Unable to run job: job rejected: only {gconf.max_u_jobs} jobs are allowed per "
                                    f"user (current job count: {count})\nExiting.", rc=25)

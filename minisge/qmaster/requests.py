@@ -140,7 +140,7 @@ class RequestHandler:
             reason = too_many_tasks(spec.get("array"), self.qm.config.global_conf.max_aj_tasks)
         if reason is not None:
             raise RequestError(f"Unable to run job: {reason}\nExiting.")
-        res = self.qm.submit(spec, peer.uid, peer.gid)
+        res = await self.qm.submit_in_group(spec, peer.uid, peer.gid)
         immediate = bool(spec.get("now"))
         to_end, to_start = bool(req.get("sync")), bool(req.get("sync_start"))
         if not to_end and not to_start and not immediate:

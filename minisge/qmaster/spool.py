@@ -6,7 +6,10 @@ prints, under Grid Engine's classic directory names (``cqueues/all.q``,
 ``common/`` as in classic spooling.  Jobs are JSON files (Grid Engine's own
 classic job files are binary CULL dumps, so there is no text format to be
 compatible with) sharded like Grid Engine's: job 1 is ``jobs/00/0000/0001``.
-Every write is atomic: a temporary file, fsync, rename.
+Every write is atomic: a temporary file, fsync, rename.  Writes that may
+share their fsync (a burst of submissions) are made unsynced and then made
+durable together by :class:`GroupCommit`: one ``syncfs`` of the spool's file
+system for the whole batch, in a worker thread, before any of them is answered.
 
 What a job holds is its owner's alone (``-v`` values, the script): ``jobs/``
 is the daemon's (0700, files 0600), ``job_scripts/`` lets others pass but not
@@ -17,13 +20,21 @@ gives the files written before these modes the same ones.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
+import logging
 import os
 import stat
+from collections.abc import Callable, Iterable
+
+import trio
 
 from minisge.cell import Cell
 from minisge.formats.errors import FormatError
 from minisge.formats.lines import SPOOL_HEADER
+
+log = logging.getLogger("minisge.spool")
 
 AR_DIR = "advance_reservations"  # one file per advance reservation (sge.h AR_DIR)
 OBJECT_DIRS = (
@@ -81,6 +92,121 @@ def atomic_write(path: str, data: str | bytes, mode: int = 0o644, sync: bool = T
         except OSError:
             pass
         raise SpoolError(path, err) from None
+
+
+def _libc_syncfs() -> Callable[[int], int] | None:
+    """Linux's syncfs(2), None where the C library has none."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+
+
+SYNCFS = _libc_syncfs()
+
+
+def sync_paths(paths: Iterable[str]) -> None:
+    """Make the files ``paths`` (written and renamed, unsynced) and their
+    directory entries durable: one ``syncfs`` of their file system where
+    Linux has it (everything dirty there is written once, a journal commit
+    for all), else an fsync of each file and of each directory.  SpoolError
+    naming the first path when the file system reports a failure."""
+    paths = list(paths)
+    if not paths:
+        return
+    if SYNCFS is not None:
+        fd = os.open(os.path.dirname(paths[0]), os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if SYNCFS(fd) != 0:
+                err = ctypes.get_errno()
+                raise SpoolError(paths[0], OSError(err, os.strerror(err)))
+        finally:
+            os.close(fd)
+        return
+    for p in [*paths, *sorted({os.path.dirname(p) for p in paths})]:
+        try:
+            fd = os.open(p, os.O_RDONLY)
+        except FileNotFoundError:  # removed since (a later request): nothing to keep
+            continue
+        except OSError as err:
+            raise SpoolError(p, err) from None
+        try:
+            os.fsync(fd)
+        except OSError as err:
+            raise SpoolError(p, err) from None
+        finally:
+            os.close(fd)
+
+
+class CommitBatch:
+    """The writes waiting for the same sync, and how it went."""
+
+    __slots__ = ("paths", "done", "error")
+
+    def __init__(self) -> None:
+        self.paths: set[str] = set()
+        self.done = trio.Event()
+        self.error: SpoolError | None = None
+
+
+class GroupCommit:
+    """Group commit: writes made unsynced by several requests become durable
+    with one sync (``sync_paths``), and each request waits for it before it
+    answers.  :meth:`run` is the committer, a task of the daemon's nursery:
+    while one batch is synced in a worker thread the next one gathers, so
+    the more requests come together the fewer syncs each pays.  Without a
+    running committer (a qmaster driven outside its daemon) :meth:`durable`
+    syncs at once.
+
+    To use it for other writes: write with ``atomic_write(..., sync=False)``,
+    then ``await group.durable(paths)`` before answering or acting on the
+    write; a SpoolError from it means the sync failed and the files may be
+    lost: undo them (remove them) and answer with the error."""
+
+    def __init__(self, sync: Callable[[Iterable[str]], None] = sync_paths) -> None:
+        self.sync = sync
+        self.batch = CommitBatch()
+        self.wake = trio.Event()
+        self.running = False
+        self.batches = 0  # synced batches and the paths in them, for the log and the benchmarks
+        self.synced = 0
+
+    async def durable(self, paths: Iterable[str]) -> None:
+        """Return once the writes to ``paths`` are on disk; SpoolError when not."""
+        if not self.running:
+            await trio.to_thread.run_sync(self.sync, list(paths))
+            return
+        batch = self.batch
+        batch.paths.update(paths)
+        self.wake.set()
+        await batch.done.wait()
+        if batch.error is not None:
+            raise batch.error
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The committer: sync each gathered batch, then wake its waiters."""
+        self.running = True
+        task_status.started()
+        try:
+            while True:
+                await self.wake.wait()
+                self.wake = trio.Event()
+                batch, self.batch = self.batch, CommitBatch()
+                try:  # not abandoned on cancel: a sync begun is finished before the daemon goes
+                    await trio.to_thread.run_sync(self.sync, sorted(batch.paths))
+                except SpoolError as err:
+                    log.error("spool sync of %d files failed: %s", len(batch.paths), err)
+                    batch.error = err
+                except OSError as err:
+                    batch.error = SpoolError(min(batch.paths), err)
+                self.batches += 1
+                self.synced += len(batch.paths)
+                batch.done.set()
+        finally:
+            self.running = False
+            if self.batch.paths:  # never synced: its waiters are told, not left waiting
+                self.batch.error = SpoolError(min(self.batch.paths), OSError(errno.ESHUTDOWN, "committer stopped"))
+                self.batch.done.set()
 
 
 def remove_file(path: str) -> None:
@@ -218,12 +344,16 @@ class QmasterSpool:
         except (FileNotFoundError, ValueError):
             return 0
 
-    def write_jobseqnum(self, n: int) -> None:
+    def write_jobseqnum(self, n: int) -> str:
         """Atomic but not fsynced: the job file of job ``n`` is, and loading takes
-        the larger of this and the highest job id in the spool."""
-        atomic_write(os.path.join(self.dir, "jobseqnum"), f"{n}\n", sync=False)
+        the larger of this and the highest job id in the spool. Its path."""
+        p = os.path.join(self.dir, "jobseqnum")
+        atomic_write(p, f"{n}\n", sync=False)
+        return p
 
-    def write_job(self, job_id: int, data: dict, sync: bool = True) -> None:
+    def write_job(self, job_id: int, data: dict, sync: bool = True) -> str:
+        """Spool a job (``sync=False``: made durable later, by the caller's
+        :class:`GroupCommit`); its path."""
         p = os.path.join(self.dir, job_relpath(job_id))
         d = os.path.dirname(p)
         if not os.path.isdir(d):
@@ -232,6 +362,7 @@ class QmasterSpool:
             except OSError as err:
                 raise SpoolError(d, err) from None
         atomic_write(p, json.dumps(data, separators=(",", ":")), mode=JOB_FILE_MODE, sync=sync)
+        return p
 
     def delete_job(self, job_id: int) -> None:
         """The job's file and script; SpoolError when either stays."""
@@ -267,13 +398,13 @@ class QmasterSpool:
         out.sort(key=lambda pd: pd[1]["number"])
         return out
 
-    def write_script(self, job_id: int, text: str, owner: int | None = None) -> str:
-        """Spool a job's script, its owner's (uid ``owner``) alone."""
+    def write_script(self, job_id: int, text: str, owner: int | None = None, sync: bool = True) -> str:
+        """Spool a job's script, its owner's (uid ``owner``) alone; its path."""
         p = self.script_path(job_id)
         # executable, as the execd's copy in 8.1.9: a starter_method or
         # shell_start_mode unix_behavior execs it directly; the bytes qsub
         # read, those that are no UTF-8 included (surrogateescape end to end)
-        atomic_write(p, text.encode("utf-8", "surrogateescape"), mode=SCRIPT_MODE, owner=owner)
+        atomic_write(p, text.encode("utf-8", "surrogateescape"), mode=SCRIPT_MODE, owner=owner, sync=sync)
         return p
 
     def read_script(self, job_id: int) -> str:
