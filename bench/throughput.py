@@ -39,8 +39,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from minisge import protocol  # noqa: E402
-from minisge.formats import submit_options  # noqa: E402
+from minisge import protocol
+from minisge.formats import submit_options
 
 BIN = os.path.dirname(sys.executable)
 PEER_ENV = dict(os.environ, SGE_ROOT="/var/lib/gridengine", SGE_CELL="default")

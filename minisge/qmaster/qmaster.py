@@ -14,6 +14,7 @@ import contextlib
 import copy
 import dataclasses
 import fnmatch
+import functools
 import gc
 import itertools
 import logging
@@ -240,28 +241,33 @@ class Qmaster:
         (with their ``holds``: user, operator, system) and a qmaster driven
         outside its daemon; qsub's go through :meth:`submit_in_group`."""
         job, reply = self.new_job(req, uid, gid, holds)
-        self.spool_new_job(job, sync=True)
+        try:
+            for write in self.new_job_writes(job, sync=True):
+                write()
+            self.spool.write_jobseqnum(job.number)
+        except SpoolError as err:
+            self.reject_unwritten(job, err)
         self.accept_job(job)
         return reply
 
     async def submit_in_group(self, req: dict, uid: int, gid: int) -> dict:
         """qsub: a new job, answered only once its files (job, script,
         jobseqnum) are on disk, as 8.1.9 answers after spooling.  They are
-        written unsynced and made durable by the group commit
-        (``spool.py:GroupCommit``) together with the submissions that come
-        with it.  Until then the job is nobody's to see: not in qstat, not
-        in a scheduling pass, not a -hold_jid target; it only counts for
-        max_jobs and max_u_jobs.  A job with -hold_jid or -hold_jid_ad is
-        spooled and taken at once (synced, as :meth:`submit`): what it waits
-        for must not change between its check and its taking.  A failed sync
-        rejects the job and removes its files."""
+        written and made durable by the group commit (``spool.py:GroupCommit``,
+        in its thread) together with the submissions that come with it,
+        jobseqnum once for them all.  Until then the job is nobody's to see:
+        not in qstat, not in a scheduling pass, not a -hold_jid target; it
+        only counts for max_jobs and max_u_jobs.  A job with -hold_jid or
+        -hold_jid_ad is spooled and taken at once (synced, as :meth:`submit`):
+        what it waits for must not change between its check and its taking.
+        A write or sync that fails rejects the job and removes its files."""
         if req.get("hold_jid") or req.get("hold_jid_ad"):
             return self.submit(req, uid, gid)
         job, reply = self.new_job(req, uid, gid)
-        paths = self.spool_new_job(job, sync=False)
         self.submitting[job.number] = job
-        try:
-            await self.group_commit.durable(paths)
+        try:  # jobseqnum once a batch: rewriting a file costs ext4 a write-out (auto_da_alloc)
+            await self.group_commit.durable(self.new_job_writes(job, sync=False), {
+                self.spool.jobseqnum_path: functools.partial(self.spool.write_jobseqnum, job.number)})
         except SpoolError as err:
             self.reject_unwritten(job, err)
         finally:
@@ -293,12 +299,12 @@ class Qmaster:
         arr = req.get("array")  # more tasks than sge_conf(5) max_aj_tasks: refused by RequestHandler.op_submit
         self.config.check_request(req)
         self.config.normalise_request(req)
-        self.config.check_submitter(user_name(uid), group_name(gid), req)
-        owner = user_name(uid)
+        owner, group = user_name(uid), group_name(gid)  # asked of the databases once
+        self.config.check_submitter(owner, group, req)
         h_rt = (req.get("hard_resources") or {}).get("h_rt")
         for refusal in (submit_checks.checkpoint_refusal(req.get("checkpoint"), (), req.get("checkpoint_when"),
                                                          req.get("checkpoint_interval")),
-                        self.reservations.job_refusal(req.get("ar"), owner, group_name(gid), h_rt, self.clock()),
+                        self.reservations.job_refusal(req.get("ar"), owner, group, h_rt, self.clock()),
                         submit_checks.priority_refusal(int(req.get("priority") or 0), self.is_operator(uid))):
             if refusal:
                 raise RequestError(f"Unable to run job: {refusal}\nExiting.")
@@ -331,7 +337,7 @@ class Qmaster:
             name=req["job_name"],
             owner=owner,
             uid=uid,
-            group=group_name(gid),
+            group=group,
             gid=gid,
             submission_time=now,
             execution_time=execution_time(req.get("start_time"), now),
@@ -351,23 +357,18 @@ class Qmaster:
             reply["warnings"] = warnings
         return job, reply
 
-    def spool_new_job(self, job: Job, sync: bool) -> list[str]:
-        """Write a new job's script (kept in job_scripts/, not twice), file
-        and jobseqnum (``sync=False``: for a group commit); the paths
-        written. A write refused rejects the job (:meth:`reject_unwritten`)."""
-        req = job.spec
-        try:
-            paths = []
-            if req.get("script") is not None and not req.get("binary"):
-                paths.append(self.spool.write_script(job.number, req["script"], owner=job.uid, sync=sync))
-                job.spec = dict(req)
-                job.spec["script"] = None
-            paths.append(self.spool.write_job(job.number, _conv.unstructure(job), sync=sync))
-            paths.append(self.spool.write_jobseqnum(job.number))
-        except SpoolError as err:
-            job.spec = req
-            self.reject_unwritten(job, err)
-        return paths
+    def new_job_writes(self, job: Job, sync: bool) -> list[Callable[[], str]]:
+        """The writes of a new job, each returning its path: its script (kept
+        in job_scripts/, not twice) and its file, fsynced or not (``sync``);
+        SpoolError from a write refused."""
+        writes: list[Callable[[], str]] = []
+        script = job.spec.get("script")
+        if script is not None and not job.spec.get("binary"):
+            writes.append(functools.partial(self.spool.write_script, job.number, script, owner=job.uid, sync=sync))
+            job.spec = dict(job.spec)
+            job.spec["script"] = None
+        writes.append(functools.partial(self.spool.write_job, job.number, _conv.unstructure(job), sync=sync))
+        return writes
 
     def reject_unwritten(self, job: Job, err: SpoolError) -> typing.NoReturn:
         """A new job the spool did not take: nothing of it stays, in memory or

@@ -26,7 +26,7 @@ import json
 import logging
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import trio
 
@@ -141,11 +141,43 @@ def sync_paths(paths: Iterable[str]) -> None:
 class CommitBatch:
     """The writes waiting for the same sync, and how it went."""
 
-    __slots__ = ("paths", "done", "error")
+    __slots__ = ("units", "writes", "done", "error")
 
     def __init__(self) -> None:
-        self.paths: set[str] = set()
+        self.units: list[CommitUnit] = []  # the requests' writes, in their order
+        self.writes: dict[str, Callable[[], object]] = {}  # by path: made once, before the sync
         self.done = trio.Event()
+        self.error: SpoolError | None = None  # the batch's: its once-writes or its sync failed
+
+    def flush(self, sync: Callable[[Iterable[str]], None]) -> None:
+        """A worker thread's work: each unit's writes (a unit whose write
+        fails gets the error, the others go on), the once-writes, then the
+        sync of every path written; SpoolError when the last two fail."""
+        paths = set(self.writes)
+        for unit in self.units:
+            try:
+                paths.update(write() for write in unit.writes)
+            except SpoolError as err:
+                unit.error = err
+            except OSError as err:
+                unit.error = SpoolError("", err)
+        try:
+            for write in self.writes.values():
+                write()
+            sync(sorted(paths))
+        except SpoolError:
+            raise
+        except OSError as err:
+            raise SpoolError(min(paths, default=""), err) from None
+
+
+class CommitUnit:
+    """One request's writes in a batch, and its own error."""
+
+    __slots__ = ("writes", "error")
+
+    def __init__(self, writes: Iterable[Callable[[], str]]) -> None:
+        self.writes = list(writes)
         self.error: SpoolError | None = None
 
 
@@ -158,28 +190,44 @@ class GroupCommit:
     running committer (a qmaster driven outside its daemon) :meth:`durable`
     syncs at once.
 
-    To use it for other writes: write with ``atomic_write(..., sync=False)``,
-    then ``await group.durable(paths)`` before answering or acting on the
-    write; a SpoolError from it means the sync failed and the files may be
-    lost: undo them (remove them) and answer with the error."""
+    To use it for other writes: ``await group.durable(writes)`` with the
+    writes as callables (``functools.partial(atomic_write, path, data,
+    sync=False)``, returning the path) before answering or acting on them;
+    a SpoolError from it means they are not on disk, whole or durably:
+    remove what they wrote and answer with the error.  Nothing another
+    request may read should depend on the files until it returns."""
 
     def __init__(self, sync: Callable[[Iterable[str]], None] = sync_paths) -> None:
         self.sync = sync
         self.batch = CommitBatch()
         self.wake = trio.Event()
         self.running = False
-        self.batches = 0  # synced batches and the paths in them, for the log and the benchmarks
-        self.synced = 0
+        self.batches = 0  # synced batches and the requests in them, for the log and the benchmarks
+        self.units = 0
 
-    async def durable(self, paths: Iterable[str]) -> None:
-        """Return once the writes to ``paths`` are on disk; SpoolError when not."""
-        if not self.running:
-            await trio.to_thread.run_sync(self.sync, list(paths))
-            return
-        batch = self.batch
-        batch.paths.update(paths)
-        self.wake.set()
-        await batch.done.wait()
+    async def durable(self, writes: Iterable[Callable[[], str]],
+                      once: Mapping[str, Callable[[], object]] | None = None) -> None:
+        """Make ``writes`` (each writes one file, ``atomic_write(...,
+        sync=False)``, and returns its path) in the committer's thread with
+        the rest of the batch, and return once they are on disk; SpoolError
+        when not (the files written may stay: the caller removes them).
+        ``once``: files a whole batch needs written once (a counter such as
+        jobseqnum, rewritten by each request otherwise), by path; the last one
+        given for a path is made, after the writes, before the sync."""
+        batch = self.batch if self.running else CommitBatch()
+        unit = CommitUnit(writes)
+        batch.units.append(unit)
+        batch.writes.update(once or {})
+        if self.running:
+            self.wake.set()
+            await batch.done.wait()
+        else:
+            try:
+                await trio.to_thread.run_sync(batch.flush, self.sync)
+            except SpoolError as err:
+                batch.error = err
+        if unit.error is not None:
+            raise unit.error
         if batch.error is not None:
             raise batch.error
 
@@ -193,20 +241,18 @@ class GroupCommit:
                 self.wake = trio.Event()
                 batch, self.batch = self.batch, CommitBatch()
                 try:  # not abandoned on cancel: a sync begun is finished before the daemon goes
-                    await trio.to_thread.run_sync(self.sync, sorted(batch.paths))
+                    await trio.to_thread.run_sync(batch.flush, self.sync)
                 except SpoolError as err:
-                    log.error("spool sync of %d files failed: %s", len(batch.paths), err)
+                    log.error("spool sync of %d requests' files failed: %s", len(batch.units), err)
                     batch.error = err
-                except OSError as err:
-                    batch.error = SpoolError(min(batch.paths), err)
                 self.batches += 1
-                self.synced += len(batch.paths)
+                self.units += len(batch.units)
                 batch.done.set()
         finally:
             self.running = False
-            if self.batch.paths:  # never synced: its waiters are told, not left waiting
-                self.batch.error = SpoolError(min(self.batch.paths), OSError(errno.ESHUTDOWN, "committer stopped"))
-                self.batch.done.set()
+            if self.batch.units:  # never written: its waiters are told, not left waiting
+                self.batch.error = SpoolError("", OSError(errno.ESHUTDOWN, "the spool's committer stopped"))
+            self.batch.done.set()
 
 
 def remove_file(path: str) -> None:
@@ -344,12 +390,14 @@ class QmasterSpool:
         except (FileNotFoundError, ValueError):
             return 0
 
-    def write_jobseqnum(self, n: int) -> str:
+    @property
+    def jobseqnum_path(self) -> str:
+        return os.path.join(self.dir, "jobseqnum")
+
+    def write_jobseqnum(self, n: int) -> None:
         """Atomic but not fsynced: the job file of job ``n`` is, and loading takes
-        the larger of this and the highest job id in the spool. Its path."""
-        p = os.path.join(self.dir, "jobseqnum")
-        atomic_write(p, f"{n}\n", sync=False)
-        return p
+        the larger of this and the highest job id in the spool."""
+        atomic_write(self.jobseqnum_path, f"{n}\n", sync=False)
 
     def write_job(self, job_id: int, data: dict, sync: bool = True) -> str:
         """Spool a job (``sync=False``: made durable later, by the caller's
