@@ -115,11 +115,14 @@ def sync_paths(paths: Iterable[str]) -> None:
     if not paths:
         return
     if SYNCFS is not None:
-        fd = os.open(os.path.dirname(paths[0]), os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fd = os.open(os.path.dirname(paths[0]), os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as err:
+            raise SpoolError(paths[0], err) from None
         try:
             if SYNCFS(fd) != 0:
-                err = ctypes.get_errno()
-                raise SpoolError(paths[0], OSError(err, os.strerror(err)))
+                code = ctypes.get_errno()
+                raise SpoolError(paths[0], OSError(code, os.strerror(code)))
         finally:
             os.close(fd)
         return
