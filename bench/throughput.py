@@ -7,7 +7,8 @@ and runs each scenario ``--runs`` times, printing medians (and the spread):
 
 - ``one connection``: N held jobs submitted as qsub submits them, over one
   Unix connection, one request after the other (the figure of bench_cell.py's
-  "submitted over one connection");
+  "submitted over one connection"), then pipelined: up to ``--window``
+  requests sent ahead of their replies;
 - ``connections``: M processes, each with its own connection, each
   submitting N/M held jobs: what the group commit gives to concurrent clients;
 - ``qsub clients``: M processes each running a loop of K ``qsub -h -b y
@@ -99,6 +100,24 @@ def submit_over_connection(sock_path: str, n: int, req: dict) -> None:
         sock.close()
 
 
+def submit_pipelined(sock_path: str, n: int, req: dict, window: int = 64) -> None:
+    """``n`` submissions over one connection, up to ``window`` sent ahead of
+    their replies (the daemon syncs those in flight together)."""
+    sock = protocol.connect_unix(sock_path)
+    msg = {"op": "submit", "request": req}
+    sent = got = 0
+    try:
+        while got < n:
+            while sent < n and sent - got < window:
+                protocol.send(sock, msg)
+                sent += 1
+            r = protocol.recv(sock)
+            assert r["ok"], r
+            got += 1
+    finally:
+        sock.close()
+
+
 def in_processes(target, args_list) -> float:
     """Run ``target(*args)`` for each of ``args_list`` in its own process,
     all started together; the wall time until the last is done."""
@@ -160,6 +179,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=50, help="concurrent clients (M)")
     ap.add_argument("--per-client", type=int, default=20, help="qsub calls per client (K)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--window", type=int, default=64, help="submissions in flight over the pipelined connection")
     ap.add_argument("--slots", type=int, default=4, help="slots of the cell's one host")
     ap.add_argument("--only", default="", help="comma separated scenarios: one,connections,qsub,array,jobs")
     ap.add_argument("--peer", action="store_true", help="the real Grid Engine too, where it applies")
@@ -180,6 +200,13 @@ def main() -> None:
                 rates.append(args.jobs / (time.perf_counter() - t0))
                 cell.qdel_all()
             print(f"one connection, {args.jobs} held jobs, one after the other: {med(rates)}")
+            rates = []
+            for _ in range(args.runs):
+                t0 = time.perf_counter()
+                submit_pipelined(cell.socket, args.jobs, HELD, args.window)
+                rates.append(args.jobs / (time.perf_counter() - t0))
+                cell.qdel_all()
+            print(f"one connection, {args.jobs} held jobs, {args.window} in flight:   {med(rates)}")
         if "connections" in only:
             rates = []
             per = max(1, args.jobs // args.clients)

@@ -33,8 +33,10 @@ handler=h), [await open_unix_listener(path)])``.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
+import math
 import os
 import resource
 import socket as stdsocket
@@ -468,55 +470,141 @@ async def _send_refusal(stream: trio.abc.Stream, text: str) -> None:
             pass
 
 
+class Turn:
+    """One request of a connection and its place in the order of replies.
+    Requests are handled one after the other, as they come; a handler that
+    has done the part of its work later requests may depend on (a
+    submission numbered and queued for its group commit) may let the next
+    request begin while it waits (:func:`let_next_request_begin`); the
+    replies still go in the order of the requests."""
+
+    __slots__ = ("previous", "released", "answered")
+
+    def __init__(self, previous: Turn | None) -> None:
+        self.released = trio.Event()  # the connection may read and begin its next request
+        self.answered = trio.Event()  # its final reply is sent (or the connection failed)
+        self.previous: Turn | None = previous
+        if previous is not None and previous.answered.is_set():
+            self.previous = None  # no chain of answered requests kept
+
+    async def wait_earlier(self) -> None:
+        """Until every earlier request of the connection is answered."""
+        if self.previous is not None:
+            await self.previous.answered.wait()
+            self.previous = None
+
+
+#: the request the current task answers (:class:`Turn`), None outside a connection's answer
+CURRENT_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar("CURRENT_TURN", default=None)
+MAX_IN_FLIGHT = 64  # requests of one connection begun and not yet answered
+
+
+def let_next_request_begin() -> None:
+    """A handler's word that the connection may read and begin its next
+    request while this one goes on (its reply still comes first)."""
+    turn = CURRENT_TURN.get()
+    if turn is not None:
+        turn.released.set()
+
+
+async def earlier_requests_answered() -> None:
+    """Wait until every earlier request of this connection is answered: what
+    a handler does that must see their effects (all but plain submissions)."""
+    turn = CURRENT_TURN.get()
+    if turn is not None:
+        await turn.wait_earlier()
+
+
 async def _serve_requests(stream: trio.abc.Stream, decoder: FrameDecoder, peer: Peer, who: str,
                           handler: Handler, limits: LocalLimits | None = None) -> None:
     """Answer requests until the peer closes; a protocol fault closes this
-    connection only. With ``limits`` (a local caller): its budget of bytes in
-    flight, and the idle timeout before each request."""
+    connection only (after the replies of the requests before it). With
+    ``limits`` (a local caller): its budget of bytes in flight, and the idle
+    timeout before each request once every earlier one is answered."""
     uid = peer.uid if isinstance(peer, Credentials) else -1
-    reserved = [0]  # bytes reserved in limits for the request being received or answered
+    reserved = [0]  # bytes reserved in limits for the request being received
+    turns: list[Turn] = []  # begun, not answered
+    idle = [trio.CancelScope()]  # the idle timer of the request being received: its answers' ends restart it
     try:
-        while True:
-            if limits is None:
-                request = await recv_message(stream, decoder)
-            else:
-                request = await _receive_local(stream, decoder, uid, limits, reserved)
-            if request is None:
-                break
+        async with trio.open_nursery() as nursery:
             try:
-                await _answer(stream, request, peer, who, handler)
-            finally:
-                if limits is not None:
-                    limits.release(uid, reserved[0])
-                    reserved[0] = 0
-    except IdleConnection:
-        assert limits is not None
-        limits.refusals.note(f"uid {uid}", f"closing idle connection from {who}: no request within "
-                                           f"{limits.idle_timeout:g} s")
-        await _send_refusal(stream, f"error: commlib error: closing idle connection after "
-                                    f"{limits.idle_timeout:g} s without a request")
-    except Refused as err:
-        assert limits is not None
-        limits.refusals.note(f"uid {uid}", f"refused a request from {who}: {err}")
-        await _send_refusal(stream, f"error: request refused: {err}")
-    except ProtocolError as err:
-        log.warning("closing connection from %s: %s", who, err)
-        await _send_refusal(stream, f"protocol error: {err}")
-    except (trio.BrokenResourceError, trio.ClosedResourceError):
-        log.info("connection from %s went away", who)
+                while True:
+                    turns = [t for t in turns if not t.answered.is_set()]
+                    if len(turns) >= MAX_IN_FLIGHT:
+                        await turns[0].answered.wait()
+                        continue
+                    if limits is None:
+                        request = await recv_message(stream, decoder)
+                    else:
+                        idle[0] = trio.CancelScope(deadline=trio.current_time() + limits.idle_timeout
+                                                   if not turns else math.inf)
+                        request = await _receive_local(stream, decoder, uid, limits, reserved, idle[0])
+                    if request is None:
+                        break
+                    turn = Turn(turns[-1] if turns else None)
+                    turns.append(turn)
+                    size, reserved[0] = reserved[0], 0
+                    nursery.start_soon(_answer_in_turn, stream, request, peer, who, handler, turn, limits, uid, size,
+                                       idle, nursery.cancel_scope)
+                    await turn.released.wait()
+            except IdleConnection:
+                assert limits is not None
+                limits.refusals.note(f"uid {uid}", f"closing idle connection from {who}: no request within "
+                                                   f"{limits.idle_timeout:g} s")
+                await _send_refusal(stream, f"error: commlib error: closing idle connection after "
+                                            f"{limits.idle_timeout:g} s without a request")
+            except Refused as err:
+                assert limits is not None
+                limits.refusals.note(f"uid {uid}", f"refused a request from {who}: {err}")
+                await _after(turns)
+                await _send_refusal(stream, f"error: request refused: {err}")
+            except ProtocolError as err:
+                log.warning("closing connection from %s: %s", who, err)
+                await _after(turns)
+                await _send_refusal(stream, f"protocol error: {err}")
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                log.info("connection from %s went away", who)
+                nursery.cancel_scope.cancel()
     finally:
         if limits is not None and reserved[0]:
             limits.release(uid, reserved[0])
 
 
+async def _after(turns: list[Turn]) -> None:
+    """Until the requests begun are answered (a refusal comes after their replies)."""
+    for t in turns:
+        await t.answered.wait()
+
+
+async def _answer_in_turn(stream: trio.abc.Stream, request: Message, peer: Peer, who: str, handler: Handler,
+                          turn: Turn, limits: LocalLimits | None, uid: int, size: int, idle: list[trio.CancelScope],
+                          connection: trio.CancelScope) -> None:
+    """One request of a connection (see :class:`Turn`); a connection that
+    fails while it answers is closed, its other requests with it."""
+    CURRENT_TURN.set(turn)
+    try:
+        await _answer(stream, request, peer, who, handler, turn)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        log.info("connection from %s went away", who)
+        connection.cancel()
+    finally:
+        turn.released.set()
+        turn.answered.set()
+        if limits is not None:
+            limits.release(uid, size)
+            # the caller had its answer: it may idle from now (a request begun later still waits
+            # for this one's reply, so an earlier request never runs past the timer)
+            idle[0].deadline = trio.current_time() + limits.idle_timeout
+
+
 async def _receive_local(stream: trio.abc.ReceiveStream, decoder: FrameDecoder, uid: int, limits: LocalLimits,
-                         reserved: list[int]) -> Message | None:
+                         reserved: list[int], idle: trio.CancelScope) -> Message | None:
     """The next request of a local caller, or None when it closed: within the
     idle timeout (else IdleConnection), its frame's bytes reserved in the
     caller's budget as soon as its header tells them (else Refused), a big
     payload decoded in a worker thread."""
     payload: bytearray | None = None
-    with trio.move_on_after(limits.idle_timeout):
+    with idle:
         while True:
             if not reserved[0] and decoder.announced:
                 limits.reserve(uid, decoder.announced)
@@ -538,8 +626,10 @@ async def _receive_local(stream: trio.abc.ReceiveStream, decoder: FrameDecoder, 
     return await trio.to_thread.run_sync(decoder.decode, payload, op)
 
 
-async def _answer(stream: trio.abc.Stream, request: Message, peer: Peer, who: str, handler: Handler) -> None:
-    """One request: the handler's intermediate replies, then its final one.
+async def _answer(stream: trio.abc.Stream, request: Message, peer: Peer, who: str, handler: Handler,
+                  turn: Turn | None = None) -> None:
+    """One request: the handler's intermediate replies, then its final one,
+    each after the replies of the requests before it (``turn``).
 
     A handler that raises (a bug) or returns something that is not a reply
     gets the caller an error reply; the connection stays open.
@@ -547,10 +637,14 @@ async def _answer(stream: trio.abc.Stream, request: Message, peer: Peer, who: st
     try:
         op = catalogue.op_name(request)
     except catalogue.Invalid as err:  # not a request at all: said so, and the connection goes on
+        if turn is not None:
+            await turn.wait_earlier()
         await stream.send_all(encode(catalogue.refusal(err)))
         return
 
     async def send_more(reply: Message) -> None:
+        if turn is not None:
+            await turn.wait_earlier()
         await stream.send_all(encode({**check_reply(reply), "more": True}))
 
     try:
@@ -563,6 +657,9 @@ async def _answer(stream: trio.abc.Stream, request: Message, peer: Peer, who: st
     except Exception:
         log.exception("request %.64r from %s failed", op, who)
         frame = encode(error_reply(f"internal error while handling {op[:64]!r}", rc=1))
+    if turn is not None:
+        turn.released.set()  # handled: the next request may begin while this reply waits its turn
+        await turn.wait_earlier()
     await stream.send_all(frame)
 
 

@@ -250,7 +250,7 @@ class Qmaster:
         self.accept_job(job)
         return reply
 
-    async def submit_in_group(self, req: dict, uid: int, gid: int) -> dict:
+    async def submit_in_group(self, req: dict, uid: int, gid: int, queued: Callable[[], None] | None = None) -> dict:
         """qsub: a new job, answered only once its files (job, script,
         jobseqnum) are on disk, as 8.1.9 answers after spooling.  They are
         written and made durable by the group commit (``spool.py:GroupCommit``,
@@ -260,11 +260,15 @@ class Qmaster:
         only counts for max_jobs and max_u_jobs.  A job with -hold_jid or
         -hold_jid_ad is spooled and taken at once (synced, as :meth:`submit`):
         what it waits for must not change between its check and its taking.
-        A write or sync that fails rejects the job and removes its files."""
+        A write or sync that fails rejects the job and removes its files.
+        ``queued`` is called once the job is numbered and waits for its commit
+        (the connection may begin its next request)."""
         if req.get("hold_jid") or req.get("hold_jid_ad"):
             return self.submit(req, uid, gid)
         job, reply = self.new_job(req, uid, gid)
         self.submitting[job.number] = job
+        if queued is not None:
+            queued()
         try:  # jobseqnum once a batch: rewriting a file costs ext4 a write-out (auto_da_alloc)
             await self.group_commit.durable(self.new_job_writes(job, sync=False), {
                 self.spool.jobseqnum_path: functools.partial(self.spool.write_jobseqnum, job.number)})

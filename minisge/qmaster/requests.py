@@ -19,6 +19,7 @@ from typing import Any
 
 from minisge.formats import submit_options
 from minisge.protocol import Credentials, catalogue, error_reply, ok_reply
+from minisge.protocol import trio_streams as protocol_trio
 from minisge.protocol.trio_streams import DropLog
 from minisge.qmaster import host_views, ping, qconf, views
 from minisge.qmaster.config_state import RequestError
@@ -80,6 +81,8 @@ class RequestHandler:
         except catalogue.Invalid as err:
             self.refused.note(f"of uid {peer.uid}: {err}")
             return catalogue.refusal(err)
+        if not overlaps(request):  # it sees what every earlier request of its connection did
+            await protocol_trio.earlier_requests_answered()
         try:
             return await self.handlers[op.name](request, peer, send_more)
         except RequestError as e:
@@ -140,7 +143,8 @@ class RequestHandler:
             reason = too_many_tasks(spec.get("array"), self.qm.config.global_conf.max_aj_tasks)
         if reason is not None:
             raise RequestError(f"Unable to run job: {reason}\nExiting.")
-        res = await self.qm.submit_in_group(spec, peer.uid, peer.gid)
+        res = await self.qm.submit_in_group(
+            spec, peer.uid, peer.gid, protocol_trio.let_next_request_begin if overlaps(req) else None)
         immediate = bool(spec.get("now"))
         to_end, to_start = bool(req.get("sync")), bool(req.get("sync_start"))
         if not to_end and not to_start and not immediate:
@@ -277,6 +281,17 @@ class RequestHandler:
         lines, rc = await self.qm.reservations.delete(req.get("targets") or [], req.get("users"), peer.uid,
                                                       peer.gid, bool(req.get("force")))
         return ok_reply(lines=lines, rc=rc)
+
+
+def overlaps(request: Reply) -> bool:
+    """A plain submission (no -sync, -now, -hold_jid, -hold_jid_ad): what
+    may begin before the earlier requests of its connection are answered,
+    and let the next begin while it waits for its group commit (a client
+    that pipelines its submissions gets them synced together)."""
+    if request.get("op") != catalogue.SUBMIT or request.get("sync") or request.get("sync_start"):
+        return False
+    spec = request.get("request") or {}
+    return not (spec.get("now") or spec.get("hold_jid") or spec.get("hold_jid_ad"))
 
 
 def too_many_tasks(array: list[int] | None, max_aj_tasks: int) -> str | None:
