@@ -123,3 +123,31 @@ def test_a_daemon_killed_in_the_middle_of_group_commits_keeps_every_job_it_said_
             os.unlink(os.path.join(os.path.expanduser("~root"), f"{said_yes[j]}.e{j}"))
     finally:
         c.cleanup()
+
+
+def test_requests_sent_ahead_over_one_connection_are_answered_in_order_each_seeing_the_earlier_ones(cell):
+    """Submissions pipelined over one connection are synced together, yet
+    every request sees what the earlier ones did and the replies come in
+    the order of the requests: a qdel of a job submitted just before it
+    finds it, a -hold_jid on it names it."""
+    sock = protocol.connect_unix(os.path.join(cell.qmaster_spool, "qmaster.sock"), 30)
+    try:
+        names = [f"pipe{k}" for k in range(20)]
+        for name in names:
+            protocol.send(sock, {"op": "submit", "request": request(cell, name)})
+        protocol.send(sock, {"op": "qdel", "targets": ["pipe3"]})
+        protocol.send(sock, {"op": "submit", "request": request(cell, "pipelast")})
+        protocol.send(sock, {"op": "submit", "request": {**request(cell, "pipewait"), "hold_jid": ["pipelast"]}})
+        replies = [protocol.recv(sock) for _ in range(len(names) + 3)]
+    finally:
+        sock.close()
+    assert all(r["ok"] for r in replies), replies
+    ids = [r["job_id"] for r in replies[:20]]
+    assert ids == list(range(ids[0], ids[0] + 20)) and [r["name"] for r in replies[:20]] == names
+    assert replies[20]["lines"] == [f"root has deleted job {ids[3]}"], replies[20]
+    last, waiting = replies[21]["job_id"], replies[22]["job_id"]
+    assert (last, waiting) == (ids[-1] + 1, ids[-1] + 2)
+    listed_now = dict(listed(cell))
+    assert ids[3] not in listed_now and all(listed_now[j] == f"pipe{k}" for k, j in enumerate(ids) if k != 3)
+    detail = cell.run("qstat", "-j", str(waiting)).out
+    assert f"jid_predecessor_list:       {last}" in detail, detail
