@@ -79,8 +79,8 @@ class ReplaySpool(QmasterSpool):
     """The replay's spool: in a scratch directory, and no job is written
     (a replay of 10,000 jobs would otherwise write and sync 20,000 files)."""
 
-    def write_job(self, job_id: int, data: dict[str, Any], sync: bool = True) -> None:
-        pass
+    def write_job(self, job_id: int, data: dict[str, Any], sync: bool = True) -> str:
+        return self.dir
 
     def delete_job(self, job_id: int) -> None:
         pass
@@ -88,7 +88,7 @@ class ReplaySpool(QmasterSpool):
     def write_jobseqnum(self, n: int) -> None:
         pass
 
-    def write_script(self, job_id: int, text: str, owner: int | None = None) -> str:
+    def write_script(self, job_id: int, text: str, owner: int | None = None, sync: bool = True) -> str:
         return self.script_path(job_id)
 
 
