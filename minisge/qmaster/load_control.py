@@ -21,7 +21,6 @@ import trio
 from minisge import scheduler
 from minisge.formats import queue_conf
 from minisge.formats.sge_types import SpecifierError, parse_number
-from minisge.qmaster.job import RUNNING
 from minisge.scheduler.load_alarms import (
     Adjustment,
     Decision,
@@ -132,16 +131,9 @@ class LoadControl:
             out.append(dataclasses.replace(c, states=states) if states else c)
         return out
 
-    def _running(self) -> list[RunningTask]:
-        out = []
-        for job in self.qm.jobs.values():
-            for t in job.tasks.values():
-                if t.state != RUNNING or not t.granted:
-                    continue
-                out.append(RunningTask(job.number, t.task_id, t.start_time,
-                                       tuple((g.qinstance, g.slots) for g in t.granted),
-                                       frozenset(t.suspended_by)))
-        return out
+    def running_tasks(self) -> list[RunningTask]:
+        """The dispatched tasks as load control sees them."""
+        return [rt for rj in self.qm.config.running_jobs_of(self.qm.jobs).values() for rt in rj.running_tasks]
 
     def _adjustment(self) -> Adjustment | None:
         sc = self.qm.config.sched_conf
@@ -160,7 +152,7 @@ class LoadControl:
         now = qm.clock() if now is None else now
         prev = self.decision
         return evaluate(self._with_states(self.queue_confs()), qm.config.scaled_loads(), qm.config.complex_index,
-                        self._running(), now, prev.last_check if prev is not None else None, self._adjustment())
+                        self.running_tasks(), now, prev.last_check if prev is not None else None, self._adjustment())
 
     # ------------------------------------------------------------ the scheduling pass
     def apply(self, snapshot: scheduler.Snapshot) -> scheduler.Snapshot:

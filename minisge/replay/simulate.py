@@ -99,8 +99,13 @@ class ReplayQmaster(Qmaster):
     def append_record(self, record: Any) -> None:
         pass
 
+    explain = False  # the pending reasons of a pass are looked for only when --why keeps them
+
     def write_schedule(self, snap: Any, plan: Any) -> None:
         pass
+
+    def explains_pending(self) -> bool:
+        return self.explain and super().explains_pending()
 
 
 @dataclass
@@ -178,6 +183,7 @@ def run(trace: Trace, setup: ReplayConfig, why: int | None = None,
     r = Replay(trace, setup, why, passes_mode=passes)
     with tempfile.TemporaryDirectory(prefix="minisge-replay-") as scratch:
         qm = build_qmaster(setup, scratch, lambda: r.now)
+        qm.explain = why is not None
         _simulate(r, qm)
         result = ReplayResult(
             label=setup.label,
@@ -224,6 +230,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     sc = qm.config.sched_conf
     capacity = sum(qi.slots for qi in qm.config.snapshot({}, qm.execds, now=r.now).qinstances)
     busy = 0  # the slots the running tasks hold
+    fewest_slots: dict[int, int] = {}  # job number -> the fewest slots a task of it starts on
     while events:
         at = _pass_time(r, qm, events[0][0])
         while events and events[0][0] <= at:
@@ -251,6 +258,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
                 continue
             number = int(reply["job_id"])
             job = qm.jobs[number]
+            fewest_slots[number] = _fewest_slots(job)
             job.owner, job.group = tj.owner, tj.group
             by_number[number], number_of[tj.job_id] = tj, number
             run_times = dict(zip(sorted(job.pending), [t for _, t in tj.tasks], strict=False))
@@ -260,10 +268,11 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
                     submit_time=tj.submit_time, start_time=None, end_time=None, run_time=run_time,
                     slots=tj.slots, placement=(), requested_time=tj.requested_time)
         r.now = max(r.now, at)
-        if not any(j.pending for j in qm.jobs.values()):
+        fewest = min((fewest_slots[n] for n, j in qm.jobs.items() if j.pending), default=None)
+        if fewest is None:
             continue  # a pass with no pending task starts nothing
-        if busy >= capacity and r.why is None:
-            continue  # nor one with every slot of every queue instance taken (--why shows those passes)
+        if capacity - busy < fewest and r.why is None:
+            continue  # nor one with fewer free slots than any pending task needs (--why shows those passes)
         started = qm.schedule()
         r.passes += 1
         for job, task in started:
@@ -285,6 +294,14 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
         if r.why is not None and r.why in number_of:
             _keep_reasons(r, qm, number_of[r.why])
     r.notes.extend(f"{n} {text}" for text, n in sorted(notes.items()))
+
+
+def _fewest_slots(job: Job) -> int:
+    """The fewest slots a task of ``job`` can start on: the lowest count of
+    its ``-pe`` ranges, else one."""
+    if not job.spec.get("pe"):
+        return 1
+    return max(1, min((lo for lo, _hi in job.pe_ranges), default=1))
 
 
 def _keep_reasons(r: Replay, qm: Qmaster, number: int) -> None:

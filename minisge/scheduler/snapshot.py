@@ -11,6 +11,7 @@ reasons and the global messages, as ``qstat -j`` prints them under
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -52,6 +53,15 @@ class QInstance:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", f"{self.cqueue}@{self.host}")
+
+    def in_use(self, used: int, states: str, consumed: Mapping[str, float]) -> QInstance:
+        """This queue instance with a pass's use and states: dataclasses.replace
+        without its per-field work (a pass makes one of each instance)."""
+        new = copy.copy(self)
+        object.__setattr__(new, "used", used)
+        object.__setattr__(new, "states", states)
+        object.__setattr__(new, "consumed", consumed)
+        return new
 
     @property
     def complex_value_names(self) -> frozenset[str]:
@@ -183,6 +193,8 @@ class Snapshot:
     running_tasks: tuple[ScheduleEntry, ...] = ()  # when the running tasks free what they hold (reservation)
     tickets: TicketInput | None = None  # the ticket policies' input (None: no tickets, ntckts 0.5)
     ticket_tasks: tuple[TicketTask, ...] = ()  # running tasks, then pending ones in submission order
+    # sched_conf(5) schedd_job_info: the pass finds why a job cannot start (False: it only tries to start it)
+    explain: bool = True
 
 
 @dataclass
