@@ -551,11 +551,14 @@ class ConfigState:
 
     # ------------------------------------------------------------ scheduler snapshot
     def snapshot(self, jobs: Mapping[int, Job], execds, now: float = 0.0,
-                 states: bool = True, explain: bool = True) -> scheduler.Snapshot:
+                 states: bool = True, explain: bool = True,
+                 counted: Mapping[int, RunningJob] | None = None) -> scheduler.Snapshot:
         """The scheduler's view of the cell at ``now`` (the time of the pass,
         for waiting times and deadlines: the scheduler reads no clock);
-        ``states=False``: every queue instance as if enabled and up (-w)."""
-        counted = self.running_jobs_of(jobs)
+        ``states=False``: every queue instance as if enabled and up (-w);
+        ``counted``: what :meth:`running_jobs_of` gives for ``jobs`` now, if the caller has it."""
+        if counted is None:
+            counted = self.running_jobs_of(jobs)
         used: dict[str, int] = {}
         pe_used: dict[str, int] = {}
         qi_booked: dict[str, dict[str, float]] = {}

@@ -863,8 +863,10 @@ class Qmaster:
     def schedule(self) -> list[tuple[Job, Task]]:
         now = self.clock()
         with gc_paused():
-            snap = self.config.snapshot(self.jobs, self.execds, now=now, explain=self.explains_pending())
-            snap = self.load_control.apply(snap)  # thresholds, subordination: states a A S, suspend/resume
+            counted = self.config.running_jobs_of(self.jobs)
+            snap = self.config.snapshot(self.jobs, self.execds, now=now, explain=self.explains_pending(),
+                                        counted=counted)
+            snap = self.load_control.apply(snap, counted)  # thresholds, subordination: states a A S, suspend/resume
             snap = self.with_tickets(snap, now)
             if self.reservations.ars:
                 snap = dataclasses.replace(snap, reservations=self.reservations.snapshot())

@@ -19,7 +19,7 @@ cannot be taken by a new one) and by value where it changes one in place
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from minisge import scheduler
@@ -104,6 +104,11 @@ class RunningJob:
         if not job.spec.get("deadline"):
             self._facts = f
         return f
+
+
+def running_tasks(counted: Mapping[int, RunningJob]) -> list[RunningTask]:
+    """The running tasks of ``counted`` (a pass's count of the jobs), as load control sees them."""
+    return [rt for rj in counted.values() for rt in rj.running_tasks]
 
 
 class RunningJobs:

@@ -11,7 +11,6 @@ reasons and the global messages, as ``qstat -j`` prints them under
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -57,10 +56,10 @@ class QInstance:
     def in_use(self, used: int, states: str, consumed: Mapping[str, float]) -> QInstance:
         """This queue instance with a pass's use and states: dataclasses.replace
         without its per-field work (a pass makes one of each instance)."""
-        new = copy.copy(self)
-        object.__setattr__(new, "used", used)
-        object.__setattr__(new, "states", states)
-        object.__setattr__(new, "consumed", consumed)
+        new = object.__new__(QInstance)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields["used"], fields["states"], fields["consumed"] = used, states, consumed
         return new
 
     @property
