@@ -113,7 +113,9 @@ def priorities(snap: Snapshot) -> dict[int, float]:
 def dispatch_order(snap: Snapshot) -> list[PendingTask]:
     """The tasks of ``snap.pending`` that are not held, in the order the
     pass takes them (job_order.dispatch_order: sgeee_sort_jobs)."""
+    tasks = [t for t in snap.pending if not t.held]
+    if len({t.job_id for t in tasks}) <= 1:  # the tasks of one job: no priority orders them
+        return sorted(tasks, key=lambda t: t.task_id)
     prio = priorities(snap)
     get = prio.get
-    return sorted((t for t in snap.pending if not t.held),
-                  key=lambda t: (-get(t.job_id, 0.0), t.job_id, t.task_id))
+    return sorted(tasks, key=lambda t: (-get(t.job_id, 0.0), t.job_id, t.task_id))
