@@ -51,6 +51,7 @@ How a trace's job becomes a submission (documented in docs/teaching.md):
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import json
 import math
@@ -123,7 +124,7 @@ class Replay:
     passes: int = 0
 
 
-def _qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> list[str]:
+def qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> list[str]:
     cfg = setup.config
     argv = ["-b", "y", "-N", f"trace{job.job_id}", *setup.qsub]
     if job.slots > 1:
@@ -152,6 +153,27 @@ def _qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> lis
         else:
             argv += ["-t", f"1-{len(ids)}"]
     return [*argv, "/bin/true"]
+
+
+def qsub_request(tj: TraceJob, setup: ReplayConfig, notes: dict[str, int], parsed: dict[tuple[str, ...], str]) -> dict[str, Any]:
+    """qsub's request of ``tj`` (:func:`qsub_argv` read by qsub's parser), a
+    fresh copy: parsed once per owner and shape of job (its argv without
+    the name and run time, which are then set as the parser sets them: the
+    last ``-N`` and the last ``-l h_rt`` win, and goes last)."""
+    argv = qsub_argv(dataclasses.replace(tj, job_id=0, requested_time=None), setup, notes)
+    key = (tj.owner, *argv)
+    if key not in parsed:
+        parsed[key] = json.dumps(submit_options.parse_submission(
+            argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file))
+    req: dict[str, Any] = json.loads(parsed[key])
+    if "-N" not in setup.qsub:
+        req["job_name"] = f"trace{tj.job_id}"
+    if tj.requested_time is not None:
+        hard = dict(req.get("hard_resources") or {})
+        hard.pop("h_rt", None)  # a resource requested again moves last
+        hard["h_rt"] = str(math.ceil(tj.requested_time))
+        req["hard_resources"] = hard
+    return req
 
 
 def _no_file(path: str) -> str:
@@ -225,7 +247,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     by_number: dict[int, TraceJob] = {}
     number_of: dict[int, int] = {}
     notes: dict[str, int] = {}
-    requests: dict[tuple[str, ...], str] = {}  # qsub's request of each argv, as JSON (a fresh copy each submit)
+    requests: dict[tuple[str, ...], str] = {}  # qsub's request of each shape of job, as JSON (see _request)
     uid, gid = os.getuid(), os.getgid()
     sc = qm.config.sched_conf
     capacity = sum(qi.slots for qi in qm.config.snapshot({}, qm.execds, now=r.now).qinstances)
@@ -246,13 +268,8 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
             tj: TraceJob = payload
             if r.passes_mode == INTERVAL and sc.flush_submit_sec > 0:
                 at = min(at, r.now + sc.flush_submit_sec)
-            argv = _qsub_argv(tj, r.setup, notes)
-            key = tuple(argv)
-            if key not in requests:
-                requests[key] = json.dumps(submit_options.parse_submission(
-                    argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file))
             try:
-                reply = qm.submit(json.loads(requests[key]), uid, gid)
+                reply = qm.submit(qsub_request(tj, r.setup, notes, requests), uid, gid)
             except RequestError as e:
                 r.notes.append(f"job {tj.job_id} rejected: {e}".replace("\nExiting.", ""))
                 continue
