@@ -155,7 +155,8 @@ def qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> list
     return [*argv, "/bin/true"]
 
 
-def qsub_request(tj: TraceJob, setup: ReplayConfig, notes: dict[str, int], parsed: dict[tuple[str, ...], str]) -> dict[str, Any]:
+def qsub_request(tj: TraceJob, setup: ReplayConfig, notes: dict[str, int],
+                 parsed: dict[tuple[str, ...], str]) -> dict[str, Any]:
     """qsub's request of ``tj`` (:func:`qsub_argv` read by qsub's parser), a
     fresh copy: parsed once per owner and shape of job (its argv without
     the name and run time, which are then set as the parser sets them: the
