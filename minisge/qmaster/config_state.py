@@ -567,6 +567,8 @@ class ConfigState:
         held_maps: dict[str, dict[str, list[str]]] = {}
         entries: list[scheduler.ScheduleEntry] = []
         for rj in counted.values():
+            if not rj.used:
+                continue  # holds nothing (a job's every grant is in used)
             for qi, n in rj.used:
                 used[qi] = used.get(qi, 0) + n
             for pe_name, n in rj.pe_used:
