@@ -551,6 +551,7 @@ async def _serve_requests(stream: trio.abc.Stream, decoder: FrameDecoder, peer: 
                 assert limits is not None
                 limits.refusals.note(f"uid {uid}", f"closing idle connection from {who}: no request within "
                                                    f"{limits.idle_timeout:g} s")
+                await _after(turns)
                 await _send_refusal(stream, f"error: commlib error: closing idle connection after "
                                             f"{limits.idle_timeout:g} s without a request")
             except Refused as err:
