@@ -69,8 +69,12 @@ Dates are printed in local time, as Grid Engine does (the TZ of the caller).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+
+TYPE_CHECKING = False  # not typing's: qsub and qstat must not pay for importing typing
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 from minisge.output.resource_value import format_memory
 from minisge.output.text import printable

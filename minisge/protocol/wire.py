@@ -48,11 +48,12 @@ Connections between hosts
 from __future__ import annotations
 
 import _socket  # not socket: its enums cost a command ~5 ms at start-up
-import json
 import os
 import stat
 import struct
 from collections import namedtuple
+
+from minisge.protocol.json_text import Decoder, dumps
 
 TYPE_CHECKING = False  # not typing's: a command must not pay for importing typing
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ def encode(msg: Message) -> bytes:
     if "op" in msg and next(iter(msg)) != "op":
         msg = {"op": msg["op"], **msg}  # the op first: see "Frame" above
     try:
-        text = json.dumps(msg, allow_nan=False, separators=(",", ":"))
+        text = dumps(msg)
     except (TypeError, ValueError, RecursionError) as err:
         raise ProtocolError(f"message cannot be encoded as JSON: {err}") from None
     _check_keys(msg)
@@ -171,7 +172,7 @@ def decode_payload(payload: bytes | bytearray) -> Message:
     except UnicodeDecodeError as err:
         raise ProtocolError(f"payload is not UTF-8: {err}") from None
     try:
-        msg = json.loads(text, object_pairs_hook=_object_without_duplicates, parse_constant=_no_constant)
+        msg = _DECODER.decode(text)
     except (ValueError, RecursionError) as err:
         raise ProtocolError(f"payload is not JSON: {err}") from None
     if not isinstance(msg, dict):
@@ -192,6 +193,9 @@ def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> Message:
 
 def _no_constant(name: str) -> None:
     raise ProtocolError(f"payload has {name}, which is not JSON")
+
+
+_DECODER = Decoder(object_pairs_hook=_object_without_duplicates, parse_constant=_no_constant)
 
 
 class FrameDecoder:
