@@ -7,7 +7,7 @@ thousands of ``qsub`` calls must not pay for trio or attrs.
 
 from __future__ import annotations
 
-import _signal  # not signal: its enum costs a command milliseconds at start-up
+import _signal  # type: ignore[import-not-found]  # not signal: its enum costs a command milliseconds at start-up
 import sys
 
 from minisge import protocol

@@ -17,7 +17,8 @@ What the real ``qconf`` 8.1.9 accepts was checked value by value (``-1``,
 from __future__ import annotations
 
 import math
-import re
+
+from minisge.formats import scan
 
 INFINITY = "INFINITY"
 
@@ -37,19 +38,8 @@ _LONG_MAX = 2**63 - 1
 _ULONG32 = 2**32 - 1
 _HOUR_MINUTE_LIMIT = 0x7FFFFFFF
 
-# What C's strtod() reads: leading white space, a sign, then a decimal number
-# with optional exponent, a hexadecimal float, inf/infinity or nan.
-_STRTOD = re.compile(
-    r"[ \t\n\v\f\r]*"
-    r"(?P<num>[+-]?(?:"
-    r"0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
-    r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?"
-    r"|[nN][aA][nN](?:\([0-9A-Za-z_]*\))?"
-    r"))"
-)
-# What C's strtol(s, &end, 0) reads when s starts with "0": hex or octal.
-_STRTOL0 = re.compile(r"0[xX](?P<hex>[0-9a-fA-F]+)|0(?P<oct>[0-7]*)")
+#: what may stand between the parentheses of C's "nan(...)"
+_NAN_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
 
 class SpecifierError(ValueError):
@@ -58,18 +48,22 @@ class SpecifierError(ValueError):
 
 def _strtod(text: str, pos: int = 0) -> tuple[float, int]:
     """C ``strtod``: the number at ``pos`` and the index after it (``pos`` if none)."""
-    m = _STRTOD.match(text, pos)
-    if not m:
-        return 0.0, pos
-    tok = m.group("num")
-    body = tok.lstrip("+-")
-    if body[:2] in ("0x", "0X"):
-        val = float.fromhex(tok)
-    elif body[:1] in ("n", "N"):
-        val = math.nan
-    else:
-        val = float(tok)
-    return val, m.end()
+    start = scan.skip(text, pos, scan.C_SPACE)  # leading white space, a sign, then a
+    body = scan.sign_end(text, start)  # hexadecimal float, a decimal number, inf[inity] or nan[(chars)]
+    if (end := scan.hex_number_end(text, body)) > body:
+        return float.fromhex(text[start:end]), end
+    if (end := scan.decimal_number_end(text, body)) > body:
+        return float(text[start:end]), end
+    word = text[body:body + 3]
+    if word.isascii() and word.lower() == "inf":
+        end = body + 8 if text[body + 3:body + 8].isascii() and text[body + 3:body + 8].lower() == "inity" else body + 3
+        return float(text[start:end]), end
+    if word.isascii() and word.lower() == "nan":
+        end = body + 3
+        if text[end:end + 1] == "(" and text[(close := scan.set_end(text, end + 1, _NAN_CHARS)):close + 1] == ")":
+            end = close + 1
+        return math.nan, end
+    return 0.0, pos
 
 
 def _multiplier(text: str, pos: int) -> float:
@@ -135,14 +129,14 @@ def parse_number(text: str) -> float:
         if end == 0:
             raise SpecifierError(f'"{text}" is not a number')
         return val * _multiplier(text, end)
-    m = _STRTOL0.match(text)
-    assert m is not None  # text starts with "0"
-    if m.group("hex") is not None:
-        ival = int(m.group("hex"), 16)
+    # C's strtol(s, &end, 0) of a text that starts with "0": hexadecimal or octal
+    if text[:2] in ("0x", "0X") and (end := scan.set_end(text, 2, scan.HEX_DIGITS)) > 2:
+        ival = int(text[2:end], 16)
     else:
-        ival = int(m.group("oct") or "0", 8)
+        end = scan.set_end(text, 1, scan.OCT_DIGITS)
+        ival = int(text[1:end] or "0", 8)
     ival = min(ival, _LONG_MAX) & _ULONG32  # strtol result stored in a u_long32
-    return float(ival) * _multiplier(text, m.end())
+    return float(ival) * _multiplier(text, end)
 
 
 def parse_memory(text: str) -> float:
@@ -302,5 +296,8 @@ def compare_values(value_type: str, a: str, b: str) -> int:
     return (a > b) - (a < b)
 
 
-#: an item of a node_shares_list (``qconf -astnode/-mstnode``): node_path=shares
-NODE_SHARES = re.compile(r"[^=]+=\d+")
+def is_node_share(item: str) -> bool:
+    """An item of a node_shares_list (``qconf -astnode/-mstnode``): node_path=shares
+    (``[^=]+=\\d+``)."""
+    path, eq, shares = item.partition("=")
+    return bool(path) and bool(eq) and shares.isdecimal()

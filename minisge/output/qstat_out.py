@@ -69,15 +69,14 @@ Dates are printed in local time, as Grid Engine does (the TZ of the caller).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-
-TYPE_CHECKING = False  # not typing's: qsub and qstat must not pay for importing typing
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
-    from typing import Any
 
 from minisge.output.resource_value import format_memory
 from minisge.output.text import printable
+
+TYPE_CHECKING = False  # not typing's (nor collections'): qsub and qstat must not pay for importing them
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
 
 __all__ = [
     "Options",
@@ -775,7 +774,7 @@ def format_xml(jobs: Sequence[Mapping[str, Any]], queues: Sequence[Mapping[str, 
     opts.full = full
     out = [_XML_HEAD, "  <queue_info>\n"]
     if full:
-        qdicts = [q for q in queues or () if isinstance(q, Mapping)]
+        qdicts = [q for q in queues or () if isinstance(q, dict)]
         running = running_rows(jobs, [str(q["name"]) for q in qdicts], opts)
         for queue in qdicts:
             out.append(_xml_queue(queue, (r for q, r in running if q == queue["name"]), opts))

@@ -20,13 +20,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 try:
-    from _json import encode_basestring, encode_basestring_ascii, make_encoder, make_scanner
-except ImportError:  # not CPython: the json module's pure-Python way
-    from json import JSONDecoder, JSONEncoder
+    import _json
+except ImportError:  # not CPython: the json module's own way
+    import json
 
-    make_scanner = None
-else:
-    JSONDecoder = JSONEncoder = None  # type: ignore[assignment,misc]
+    _json = None  # type: ignore[assignment]
 
 WHITESPACE = " \t\n\r"
 
@@ -49,13 +47,13 @@ def dumps(obj: object, ascii: bool = True) -> str:
     """``json.dumps(obj, ensure_ascii=ascii, separators=(",", ":"), allow_nan=False)``:
     TypeError for what JSON cannot hold, ValueError for NaN and the infinities
     (and for a value that holds itself)."""
-    if make_scanner is None:
-        return JSONEncoder(ensure_ascii=ascii, separators=(",", ":"), allow_nan=False).encode(obj)
-    string = encode_basestring_ascii if ascii else encode_basestring
+    if _json is None:
+        return json.dumps(obj, ensure_ascii=ascii, separators=(",", ":"), allow_nan=False)
+    string = _json.encode_basestring_ascii if ascii else _json.encode_basestring
     if isinstance(obj, str):
-        return string(obj)  # type: ignore[no-any-return]
+        return string(obj)
     # a new markers dict per call, as json's: a failed call leaves entries in it
-    chunks = make_encoder({}, _not_serializable, string, None, ":", ",", False, False, False)(obj, 0)
+    chunks = _json.make_encoder({}, _not_serializable, string, None, ":", ",", False, False, False)(obj, 0)
     return "".join(chunks)
 
 
@@ -85,16 +83,17 @@ class Decoder:
 
     def __init__(self, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
                  parse_constant: Callable[[str], Any] = _constant) -> None:
-        if make_scanner is None:
-            self._decoder = JSONDecoder(object_pairs_hook=object_pairs_hook, parse_constant=parse_constant)
-            self._scan = None
+        self._decoder: Any = None
+        self._scan: Any = None
+        if _json is None:
+            self._decoder = json.JSONDecoder(object_pairs_hook=object_pairs_hook, parse_constant=parse_constant)
         else:
-            self._decoder = None
-            self._scan = make_scanner(_Context(object_pairs_hook, parse_constant))
+            context: Any = _Context(object_pairs_hook, parse_constant)
+            self._scan = _json.make_scanner(context)
 
     def decode(self, text: str) -> Any:
         if self._scan is None:
-            return self._decoder.decode(text)  # type: ignore[union-attr]
+            return self._decoder.decode(text)
         if text.startswith("\ufeff"):
             raise DecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
         start = len(text) - len(text.lstrip(WHITESPACE))

@@ -51,7 +51,6 @@ import _socket  # not socket: its enums cost a command ~5 ms at start-up
 import os
 import stat
 import struct
-from collections import namedtuple
 
 from minisge.protocol.json_text import Decoder, dumps
 
@@ -81,11 +80,49 @@ NONCE_SIZE = 32
 MAX_FIELD_LENGTH = 255  # role and host names in the handshake
 
 
-Credentials = namedtuple("Credentials", "pid uid gid")
-Credentials.__doc__ = "Who is at the other end of a local socket, as the kernel tells it."
+class Credentials(tuple[int, int, int]):
+    """Who is at the other end of a local socket, as the kernel tells it
+    (a named tuple written out: ``collections`` costs a command its import)."""
 
-RemotePeer = namedtuple("RemotePeer", "role name")
-RemotePeer.__doc__ = "A daemon on another host, as proven with the cell key."
+    __slots__ = ()
+
+    def __new__(cls, pid: int, uid: int, gid: int) -> Credentials:
+        return tuple.__new__(cls, (pid, uid, gid))
+
+    @property
+    def pid(self) -> int:
+        return self[0]
+
+    @property
+    def uid(self) -> int:
+        return self[1]
+
+    @property
+    def gid(self) -> int:
+        return self[2]
+
+    def __repr__(self) -> str:
+        return f"Credentials(pid={self[0]!r}, uid={self[1]!r}, gid={self[2]!r})"
+
+
+class RemotePeer(tuple[str, str]):
+    """A daemon on another host, as proven with the cell key."""
+
+    __slots__ = ()
+
+    def __new__(cls, role: str, name: str) -> RemotePeer:
+        return tuple.__new__(cls, (role, name))
+
+    @property
+    def role(self) -> str:
+        return self[0]
+
+    @property
+    def name(self) -> str:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"RemotePeer(role={self[0]!r}, name={self[1]!r})"
 
 
 class ProtocolError(Exception):
@@ -406,7 +443,7 @@ def open_relay_envelope(msg: Message) -> tuple[Message, Credentials, str]:
     (the request itself is checked like any other, by the qmaster's handler)."""
     request = msg.get("request")
     host = msg.get("host")
-    ids = [msg.get(k) for k in ("pid", "uid", "gid")]
+    ids: list[Any] = [msg.get(k) for k in ("pid", "uid", "gid")]
     if not isinstance(request, dict) or not isinstance(host, str) or any(type(i) is not int for i in ids):
         raise ProtocolError("malformed relay envelope")
     return request, Credentials(*ids), host
