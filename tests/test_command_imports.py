@@ -107,13 +107,14 @@ def _setup_module():
     return namespace
 
 
-def test_the_launchers_import_sys_and_their_command_only():
+def test_the_launchers_import_gc_sys_and_their_command_only():
     setup = _setup_module()
     for name, module in setup["commands"]().items():
         text = setup["launcher"](name, module)
         assert text.startswith("#!python\n"), name  # pip writes the installing interpreter there
         imports = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Import, ast.ImportFrom))]
-        assert [ast.unparse(n) for n in imports] == ["import sys", f"from {module} import main"], name
+        assert [ast.unparse(n) for n in imports] == ["import gc", "import sys", f"from {module} import main"], name
+        assert "gc.enable()" in text, name  # the collector is back on before the command runs
 
 
 def test_the_editable_finder_imports_nothing_the_interpreter_has_not(tmp_path):
