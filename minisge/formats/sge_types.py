@@ -16,9 +16,11 @@ What the real ``qconf`` 8.1.9 accepts was checked value by value (``-1``,
 
 from __future__ import annotations
 
-import math
-
 from minisge.formats import scan
+
+#: the values of INFINITY and of C's nan (float's own: no math module to import)
+INF = float("inf")
+NAN = float("nan")
 
 INFINITY = "INFINITY"
 
@@ -62,7 +64,7 @@ def _strtod(text: str, pos: int = 0) -> tuple[float, int]:
         end = body + 3
         if text[end:end + 1] == "(" and text[(close := scan.set_end(text, end + 1, _NAN_CHARS)):close + 1] == ")":
             end = close + 1
-        return math.nan, end
+        return NAN, end
     return 0.0, pos
 
 
@@ -121,7 +123,7 @@ def parse_number(text: str) -> float:
     if low == "false":
         return 0.0
     if low == "infinity":
-        return math.inf
+        return INF
     if ":" in text:
         return _parse_hms(text)
     if "." in text or not text.startswith("0"):
@@ -157,7 +159,7 @@ def parse_time(text: str) -> float:
 
 def format_time(seconds: float) -> str:
     """``HH:MM:SS`` as Grid Engine prints a time value, or INFINITY."""
-    if math.isinf(seconds):
+    if seconds in (INF, -INF):
         return INFINITY
     s = int(seconds)
     return f"{s // 3600:02d}:{(s // 60) % 60:02d}:{s % 60:02d}"
@@ -168,7 +170,7 @@ def time_request_text(text: str) -> str:
     qstat -j, qstat -r and the accounting category show it): whole seconds
     (``1:00:00`` → ``3600``, ``1.5`` → ``2``), INFINITY as written."""
     seconds = parse_time(text)
-    if math.isinf(seconds):
+    if seconds in (INF, -INF):
         return text
     return f"{seconds:.0f}"
 
@@ -178,7 +180,7 @@ def format_time_value(seconds: float) -> str:
 
     ``HH:MM:SS``, or ``D:HH:MM:SS`` from one day on; ``infinity`` for INFINITY.
     """
-    if math.isinf(seconds) and seconds > 0:
+    if seconds == INF:
         return "infinity"
     s = int(seconds)
     days, s = divmod(s, 86400) if s >= 0 else (0, s)
@@ -195,7 +197,7 @@ def format_memory_value(value: float) -> str:
     ``%.3f`` with the largest 1024-based unit K, M or G that fits (``1.000G``);
     ``infinity`` for INFINITY.
     """
-    if math.isinf(value) and value > 0:
+    if value == INF:
         return "infinity"
     size = abs(value)
     for unit, factor in (("G", 1024.0**3), ("M", 1024.0**2), ("K", 1024.0)):
@@ -206,7 +208,7 @@ def format_memory_value(value: float) -> str:
 
 def format_double(value: float) -> str:
     """A DOUBLE/INT complex value as the scheduler prints it (``%f``, or ``infinity``)."""
-    if math.isinf(value) and value > 0:
+    if value == INF:
         return "infinity"
     return f"{value:f}"
 

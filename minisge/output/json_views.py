@@ -24,7 +24,6 @@ is no UTF-8 is escaped as ``\\udcXX``).  Standard library only.
 
 from __future__ import annotations
 
-import math
 import time
 from _collections_abc import Mapping  # collections.abc's own, without importing collections
 
@@ -33,6 +32,8 @@ from minisge.output import qstat_out
 from minisge.output.qacct_out import failed_description
 from minisge.output.qhost_out import job_lines
 from minisge.protocol.json_text import dumps as json_text
+
+INF = float("inf")  # math.inf, without importing math
 
 TYPE_CHECKING = False  # not typing's: the commands must not pay for importing typing
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def _number(value: Any) -> float | int | None:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    if not math.isfinite(number):
+    if number != number or number in (INF, -INF):
         return None  # JSON has no infinity: the caller keeps the text where it has one
     return int(number) if number.is_integer() and abs(number) < 2**53 else number
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 import _socket  # not socket: its enums cost a command ~5 ms at start-up
 import os
 import stat
-import struct
+import sys
 
 from minisge.protocol.json_text import Decoder, dumps
 
@@ -69,8 +69,7 @@ if TYPE_CHECKING:
 
 MAGIC = b"MSGE"
 VERSION = 1
-HEADER = struct.Struct(">4sBI")  # magic, version, payload length
-HEADER_SIZE = HEADER.size  # 9
+HEADER_SIZE = 9  # magic (4 bytes), version (1), payload length (4, big-endian); no struct: its import costs a command
 MAX_PAYLOAD = 64 * 1024 * 1024  # room for a large job script
 MAX_HANDSHAKE_PAYLOAD = 4096  # a frame before the cell-key handshake is done (its messages are ~300 bytes)
 _OP_PREFIX = b'{"op":"'
@@ -165,7 +164,7 @@ def encode(msg: Message) -> bytes:
     payload = text.encode("ascii")
     if len(payload) > MAX_PAYLOAD:
         raise ProtocolError(f"message of {len(payload)} bytes is over the limit of {MAX_PAYLOAD}")
-    return HEADER.pack(MAGIC, VERSION, len(payload)) + payload
+    return MAGIC + VERSION.to_bytes(1, "big") + len(payload).to_bytes(4, "big") + payload
 
 
 def _check_keys(value: object) -> None:
@@ -196,7 +195,7 @@ def check_header(header: bytes | bytearray, max_payload: int = MAX_PAYLOAD) -> i
         )
     if len(header) < HEADER_SIZE:
         return -1
-    length: int = HEADER.unpack_from(header)[2]
+    length = int.from_bytes(header[len(MAGIC) + 1:HEADER_SIZE], "big")
     if length > max_payload:
         raise ProtocolError(f"frame of {length} bytes is over the limit of {max_payload}")
     return length
@@ -507,9 +506,9 @@ def peer_credentials(sock: SockOpts) -> Credentials:
 
     ``sock`` is anything with ``getsockopt``: a socket, a trio socket.
     """
-    size = struct.calcsize("3i")
-    raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, size)
-    return Credentials(*struct.unpack("3i", raw))
+    raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # struct ucred: three C ints
+    pid, uid, gid = (int.from_bytes(raw[i:i + 4], sys.byteorder, signed=True) for i in (0, 4, 8))
+    return Credentials(pid, uid, gid)
 
 
 # ---------------------------------------------------------------- blocking client
