@@ -117,6 +117,25 @@ def parse_number(text: str) -> float:
     """
     if not isinstance(text, str):
         raise SpecifierError(f"{text!r} is not a number")
+    value = _REMEMBERED.get(text)
+    if value is None:
+        value = _parse_number(text)
+        if len(_REMEMBERED) >= _REMEMBER_AT_MOST:
+            _REMEMBERED.clear()
+        _REMEMBERED[text] = value
+    return value
+
+
+#: parse_number's values by text: a pass reads the same few request values of
+#: every running job again (a plain dict, not functools.lru_cache: functools
+#: imports collections, which every command would pay for at its start)
+_REMEMBERED: dict[str, float] = {}
+_REMEMBER_AT_MOST = 4096
+
+
+def _parse_number(text: str) -> float:
+    """parse_number of a string, remembered: a pass reads the same few request
+    values of every running job again (a bad value raises, and is not kept)."""
     low = text.lower()
     if low == "true":
         return 1.0
