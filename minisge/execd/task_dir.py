@@ -24,8 +24,6 @@ import stat
 import time
 from typing import Any
 
-import attrs
-
 from minisge.rules import exit_codes
 
 TaskKey = tuple[int, int]  # (job id, array task id)
@@ -36,20 +34,29 @@ END_MARKER = "exit_status"
 KEPT_MARKER = "kept"  # sge_conf(5) execd_params KEEP_ACTIVE: an ended task's directory kept after its end was recorded
 
 
-@attrs.define(eq=False)
 class RunningTask:
-    """A task whose shepherd the execd follows (a job's or a PE task's)."""
+    """A task whose shepherd the execd follows (a job's or a PE task's).
+    A plain class (no attrs): this module is imported by the shepherd
+    launcher, whose every page each fork copies."""
 
-    dir: str  # its directory
-    pid: int | None  # its shepherd's pid (None: a recovered task whose shepherd never wrote it)
-    limits: dict[str, float] = attrs.Factory(dict)  # queue_conf(5) RESOURCE LIMITS (minisge.rules.limits)
-    host_slots: int = 1  # the slots it holds on this host: per-slot limits are multiplied by them
-    h_rt: float | None = None  # the job's wall clock limit from the start message
-    started: float = attrs.Factory(time.monotonic)  # for the wall clock
-    tmpdir: str | None = None  # its TMPDIR, removed at its end
-    stopped: bool = False  # suspended (a PE task follows its job)
-    job_id: int = 0  # for the shepherd's process title
-    cpus: tuple[int, ...] = ()  # the processors its -binding took (no other job is bound to them)
+    __slots__ = ("dir", "pid", "limits", "host_slots", "h_rt", "started", "tmpdir", "stopped", "job_id", "cpus")
+
+    def __init__(self, dir: str, pid: int | None, limits: dict[str, float] | None = None, host_slots: int = 1,
+                 h_rt: float | None = None, started: float | None = None, tmpdir: str | None = None,
+                 stopped: bool = False, job_id: int = 0, cpus: tuple[int, ...] = ()):
+        self.dir = dir  # its directory
+        self.pid = pid  # its shepherd's pid (None: a recovered task whose shepherd never wrote it)
+        self.limits: dict[str, float] = limits if limits is not None else {}  # queue_conf(5) RESOURCE LIMITS
+        self.host_slots = host_slots  # the slots it holds on this host: per-slot limits are multiplied by them
+        self.h_rt = h_rt  # the job's wall clock limit from the start message
+        self.started = time.monotonic() if started is None else started  # for the wall clock
+        self.tmpdir = tmpdir  # its TMPDIR, removed at its end
+        self.stopped = stopped  # suspended (a PE task follows its job)
+        self.job_id = job_id  # for the shepherd's process title
+        self.cpus = cpus  # the processors its -binding took (no other job is bound to them)
+
+    def __repr__(self) -> str:
+        return f"RunningTask(dir={self.dir!r}, pid={self.pid!r})"
 
     def wallclock_limits(self) -> dict[str, float]:
         """Its limits with the start message's h_rt folded in."""

@@ -96,7 +96,7 @@ class ReplayQmaster(Qmaster):
     """The qmaster of a replay: its own code, with a simulated clock; no
     accounting record or schedule file is written."""
 
-    def append_record(self, record: Any) -> None:
+    def append_record(self, record: Any, sync: bool = True) -> None:
         pass
 
     def write_schedule(self, snap: Any, plan: Any) -> None:
