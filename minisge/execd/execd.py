@@ -123,6 +123,7 @@ class Execd:
         self.removals = 0  # directories moved into ``removing``: their unique names
         self.removal_due = trio.Event()  # set when ``removing`` has something
         self.running: dict[TaskKey, RunningTask] = {}
+        self.configs: dict[TaskKey, dict[str, Any]] = {}  # the configs start wrote, until watch has them
         self.unwritten_ends: dict[TaskKey, dict[str, Any]] = {}  # ends whose marker a full disk kept off
         self.launcher = ShepherdLauncher()
         self.limit_watch = LimitWatch()
@@ -204,6 +205,7 @@ class Execd:
                 job_id, task_id = msg.get("job_id"), msg.get("task_id")
                 if isinstance(job_id, int) and isinstance(task_id, int):
                     self.running.pop((job_id, task_id), None)
+                    self.configs.pop((job_id, task_id), None)
                     self.drop_unstarted(self.job_dir(job_id, task_id))
                 await self.report({"op": "task_end", "job_id": job_id, "task_id": task_id,
                                    "host": self.host, "failed": exit_codes.ESSTATE_NO_CONFIG,
@@ -291,6 +293,7 @@ class Execd:
                         cfg["tmpdir"], made)
             use_tmpdir(cfg, made)
         write_config(d, cfg)
+        self.configs[key] = cfg  # for its watch: not read back from disk
         task = RunningTask(d, None, limits=cfg["limits"], host_slots=cfg["host_slots"], h_rt=msg.get("h_rt"),
                            tmpdir=cfg["tmpdir"], job_id=key[0], cpus=tuple(processors(cores or [])))
         self.running[key] = task
@@ -406,9 +409,11 @@ class Execd:
         """Start the task's shepherd (``launch``), follow it to its end
         (applying the limits the execd watches), then report the end to the
         qmaster; trouble with the task's files is retried, never raised."""
+        cfg = self.configs.pop(key, None)
         if launch and not await self.launch(key, task):
             return
-        cfg = self.task_config(task.dir)
+        if cfg is None:  # a recovered task's
+            cfg = self.task_config(task.dir)
         if launch:
             self.send_mails(cfg, execd_mail.start_mails(cfg, self.host))
         sampled, died_through_signal = None, False
@@ -417,7 +422,7 @@ class Execd:
         if launch and task.pid is not None:  # the launcher saw how it ended
             status = await self.launcher.exit_status(task.pid)
             died_through_signal = status is not None and os.WIFSIGNALED(status)
-        report = await self.read_end(key, task.dir, died_through_signal)
+        report = await self.read_end(key, task.dir, died_through_signal, cfg or None)
         written = has_ended(task.dir)
         if report.get("usage") and sampled is not None:
             report["usage"].update(sampled.fields())  # the PDC's cpu, mem, io, maxvmem
@@ -459,12 +464,13 @@ class Execd:
                 log.exception("cannot report the end of job %d.%d: tried again in %.0f s", *key, delay)
                 await trio.sleep(delay)
 
-    async def read_end(self, key: TaskKey, task_dir: str, died_through_signal: bool) -> dict[str, Any]:
+    async def read_end(self, key: TaskKey, task_dir: str, died_through_signal: bool,
+                       config: dict[str, Any] | None = None) -> dict[str, Any]:
         """The task's end report (:func:`minisge.execd.task_dir.end_report`),
         read again later while its files cannot be read."""
         for delay in retry_delays():
             try:
-                return end_report(task_dir, died_through_signal)
+                return end_report(task_dir, died_through_signal, config)
             except OSError:
                 log.exception("cannot read the end of job %d.%d: tried again in %.0f s", *key, delay)
                 await trio.sleep(delay)

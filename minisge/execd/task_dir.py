@@ -229,8 +229,9 @@ def end_marker(failed: int, usage: dict[str, Any] | None) -> str:
     return f"{failed} {int(usage.get('exit_status', 0))} {int(usage.get('signal', 0))}\n"
 
 
-def read_results(task_dir: str) -> dict[str, Any]:
-    """What the shepherd left: the report to send to the qmaster."""
+def read_results(task_dir: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the shepherd left: the report to send to the qmaster (``config``:
+    the task's config when the caller has it, else it is read)."""
     report: dict[str, Any] = {}
     marker: list[str] = []
     try:
@@ -260,15 +261,15 @@ def read_results(task_dir: str) -> dict[str, Any]:
     except FileNotFoundError:
         pass
     try:  # which run of the task this was (the qmaster's dispatch time): a late report of an
-        dispatched = read_config(task_dir).get("dispatched")  # earlier run must not end a later one
-    except (OSError, ValueError):
+        dispatched = (config if config is not None else read_config(task_dir)).get("dispatched")  # earlier
+    except (OSError, ValueError):  # run must not end a later one
         dispatched = None
     if isinstance(dispatched, (int, float)):
         report["dispatched"] = dispatched
     return report
 
 
-def end_report(task_dir: str, died_through_signal: bool) -> dict[str, Any]:
+def end_report(task_dir: str, died_through_signal: bool, config: dict[str, Any] | None = None) -> dict[str, Any]:
     """The results of a shepherd that has ended.  One gone without its end
     marker (killed, or its host went down and the execd restarted) gets
     the lost state (:func:`minisge.rules.exit_codes.lost_shepherd_state`),
@@ -276,13 +277,13 @@ def end_report(task_dir: str, died_through_signal: bool) -> dict[str, Any]:
     even that cannot be written (a full disk), the state is in the report
     alone (:func:`has_ended` stays False)."""
     if has_ended(task_dir):
-        return read_results(task_dir)
+        return read_results(task_dir, config)
     state = exit_codes.lost_shepherd_state(died_through_signal)
     try:
         write_marker(os.path.join(task_dir, END_MARKER), f"{state}\n")
     except OSError:
-        return dict(read_results(task_dir), failed=state)
-    return read_results(task_dir)
+        return dict(read_results(task_dir, config), failed=state)
+    return read_results(task_dir, config)
 
 
 def recovered_task(task_dir: str) -> RunningTask:
