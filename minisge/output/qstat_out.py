@@ -311,20 +311,25 @@ def running_rows(jobs: Sequence[Mapping[str, Any]], queue_names: Sequence[str],
                   opts: Options) -> list[tuple[str, JobRow]]:
     """Running lines, queue by queue (qstat_handle_running_jobs)."""
     rows: list[tuple[str, JobRow]] = []
+    # the running tasks once, in the order of ``jobs`` (a big listing is mostly pending jobs)
+    running = [(job, task, granted) for job in jobs if _may_run(job) for task in _tasks(job)
+               if (granted := granted_queues(task, job))]
     for qname in queue_names:
-        for job in jobs:
-            for task in _tasks(job):
-                granted = granted_queues(task, job)
-                if not granted:
+        for job, task, granted in running:
+            total = sum(s for _, s in granted)
+            for index, (gq, gslots) in enumerate(granted):
+                if gq != qname:
                     continue
-                total = sum(s for _, s in granted)
-                for index, (gq, gslots) in enumerate(granted):
-                    if gq != qname:
-                        continue
-                    master = index == 0
-                    rows.extend((qname, r) for r in _lines_for_grant(
-                        job, task, gq, gslots, total, master, opts))
+                master = index == 0
+                rows.extend((qname, r) for r in _lines_for_grant(
+                    job, task, gq, gslots, total, master, opts))
     return rows
+
+
+def _may_run(job: Mapping[str, Any]) -> bool:
+    """The job has a task that may be running (a job without ``tasks`` runs
+    when it has a queue; a pending job without tasks has none)."""
+    return bool(job.get("tasks") or job.get("granted") or job.get("queue"))
 
 
 def _lines_for_grant(job: Mapping[str, Any], task: Mapping[str, Any], queue: str, slots: int, total: int,
@@ -346,6 +351,8 @@ def _lines_for_grant(job: Mapping[str, Any], task: Mapping[str, Any], queue: str
 
 
 def _pending_sort_key(job: Mapping[str, Any]) -> tuple[float, int]:
+    if not _may_run(job):  # the usual pending job: its own single task
+        return (-float(_val(job, job, "prio", 0.0)), int(job["job_number"]))
     pending = [t for t in _tasks(job) if not _is_running(t, job)]
     prio = _val(pending[0], job, "prio", 0.0) if pending else job.get("prio", 0.0)
     return (-float(prio), int(job["job_number"]))
@@ -357,11 +364,11 @@ def pending_rows(jobs: Sequence[Mapping[str, Any]], opts: Options) -> list[JobRo
     rows: list[JobRow] = []
     for job in sorted(jobs, key=_pending_sort_key):
         slots = int(job.get("slots", 1) or 1)
-        pending = [t for t in _tasks(job) if not _is_running(t, job)]
         if not job.get("tasks"):
-            if pending:
+            if not _may_run(job):
                 rows.append(JobRow(job, job, slots=slots))
             continue
+        pending = [t for t in _tasks(job) if not _is_running(t, job)]
         groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for task in pending:  # one line per state and kind of hold (job_create_hold_id_lists)
             key = (str(_val(task, job, "state", "")), str(_val(task, job, "holds", "")))
@@ -431,9 +438,12 @@ def _job_header(opts: Options) -> str:
     return head + "\n" + rule + "\n"
 
 
-def _job_line(row: JobRow, opts: Options) -> str:
-    """One job line, field by field as job_stdout_job prints it."""
+def _job_line(row: JobRow, opts: Options, times: dict[Any, str] | None = None) -> str:
+    """One job line, field by field as job_stdout_job prints it; ``times``:
+    the dates (and names) already printed by this listing (many jobs share a second)."""
     show = row.print_jobid
+    if show and not (opts.pri or opts.urg or opts.ext):
+        return _plain_line(row, opts, times)
     out: list[str] = []
     blank8 = " " * 8
     out.append(f"{int(row.job['job_number']):7d} " if show else blank8)
@@ -464,7 +474,15 @@ def _job_line(row: JobRow, opts: Options) -> str:
             out.append(" " * 28)
     out.append(_cut(row.state, 5) + " " if show else " " * 6)
     if opts.show_time:
-        out.append(_ctime(row.time) + " " if show else " " * 20)
+        if not show:
+            out.append(" " * 20)
+        elif times is None:
+            out.append(_ctime(row.time) + " ")
+        else:
+            text = times.get(row.time)
+            if text is None:
+                text = times[row.time] = _ctime(row.time)
+            out.append(text + " ")
     if opts.urg:
         deadline = row.get("deadline", 0)
         out.append(_ctime(deadline) + " " if show and deadline else " " * 20)
@@ -481,6 +499,35 @@ def _job_line(row: JobRow, opts: Options) -> str:
     out.append(row.task_id if row.task_id and is_array else " " * 7)
     out.append("\n")
     return "".join(out)
+
+
+def _plain_line(row: JobRow, opts: Options, times: dict[Any, str] | None) -> str:
+    """:func:`_job_line` of a first line without the -ext/-pri/-urg columns
+    (a plain listing of many jobs: the same text, at less cost)."""
+    job = row.job
+    text = times.get(row.time) if times is not None else None
+    if text is None:
+        text = _ctime(row.time)
+        if times is not None:
+            times[row.time] = text
+    if opts.full:
+        queue = ""
+    else:
+        w = opts.queue_width
+        queue = f"{(row.queue or '')[:w]:<{w}} "
+    if opts.group_tasks:
+        slots = f"{row.master[:6]:<7}" if row.master else "       "
+    else:
+        slots = f"{row.slots:5d} "
+    is_array = bool(job.get("array") or job.get("tasks"))
+    who = (job.get("name", ""), job.get("owner", ""), row.state)  # shared by many jobs of a listing
+    columns = times.get(who) if times is not None else None
+    if columns is None:
+        columns = f"{_cut(who[0], 10)} {_cut(who[1], 12)} {_cut(who[2], 5)}"
+        if times is not None:
+            times[who] = columns
+    return (f"{int(job['job_number']):7d} {float(row.get('prio', 0.0)):7.5f} {columns} {text} {queue}{slots}"
+            f"{row.task_id if row.task_id and is_array else '       '}\n")
 
 
 def _ext_usage(row: JobRow) -> str:
@@ -553,8 +600,9 @@ def _resource_lines(row: JobRow) -> str:
 
 def _render_rows(rows: Iterable[JobRow], opts: Options) -> str:
     out = []
+    times: dict[Any, str] = {}  # local time in this process: one call's cache, never the module's
     for row in rows:
-        out.append(_job_line(row, opts))
+        out.append(_job_line(row, opts, times))
         if opts.resources and row.print_jobid:
             out.append(_resource_lines(row))
     return "".join(out)
