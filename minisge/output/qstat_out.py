@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from minisge.output.resource_value import format_memory
@@ -598,14 +599,16 @@ def _resource_lines(row: JobRow) -> str:
     return "".join(out)
 
 
-def _render_rows(rows: Iterable[JobRow], opts: Options) -> str:
-    out = []
-    times: dict[Any, str] = {}  # local time in this process: one call's cache, never the module's
-    for row in rows:
-        out.append(_job_line(row, opts, times))
-        if opts.resources and row.print_jobid:
-            out.append(_resource_lines(row))
-    return "".join(out)
+def _render_rows(rows: Iterable[JobRow], opts: Options, times: dict[Any, str] | None = None) -> str:
+    times = {} if times is None else times  # local time in this process: one call's cache, never the module's
+    return "".join(_row_text(row, opts, times) for row in rows)
+
+
+def _row_text(row: JobRow, opts: Options, times: dict[Any, str]) -> str:
+    """A job line, and its -r block under it."""
+    if opts.resources and row.print_jobid:
+        return _job_line(row, opts, times) + _resource_lines(row)
+    return _job_line(row, opts, times)
 
 
 def _options(opts: Options | None, kw: Mapping[str, Any]) -> Options:
@@ -618,23 +621,83 @@ def _options(opts: Options | None, kw: Mapping[str, Any]) -> Options:
 
 def format_job_list(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | None = None,
                     opts: Options | None = None, finished: Sequence[Mapping[str, Any]] = (),
-                    **switches: Any) -> str:
+                    brief: Sequence[Sequence[Any]] = (), **switches: Any) -> str:
     """The default ``qstat`` listing (also ``-ext -pri -urg -t -g t -g d -r``).
 
     ``jobs``: job dicts (module docstring); ``queues``: queue instance names in
     Grid Engine's order (default: cluster queue, then host); ``finished``:
-    the finished jobs of ``-s z``, after the pending ones.  Prints nothing at
-    all when there is no job line.
+    the finished jobs of ``-s z``, after the pending ones; ``brief``: more
+    pending jobs, each a plain one as the values of :data:`BRIEF_KEYS`
+    (without -ext/-pri/-urg/-r).  Prints nothing at all when there is no job line.
     """
     opts = _options(opts, switches)
     opts.full = False
     names = listing_queue_order(jobs, queues)
-    rows = [row for _, row in running_rows(jobs, names, opts)]
-    rows += pending_rows(jobs, opts)
-    rows += finished_rows(finished)
-    if not rows:
+    running = [row for _, row in running_rows(jobs, names, opts)]
+    pending = pending_rows(jobs, opts)
+    rows = finished_rows(finished)
+    if not (running or pending or brief or rows):
         return ""
-    return _job_header(opts) + _render_rows(rows, opts)
+    return (_job_header(opts) + _render_rows(running, opts) + _render_pending(pending, brief, opts)
+            + _render_rows(rows, opts))
+
+
+#: A plain pending job (no array, no task of its own) as a list of these
+#: values (the keys of its job dict; ``array`` false): how the qmaster sends
+#: most of a long queue (minisge.protocol.catalogue.BRIEF_JOB_KEYS is this).
+BRIEF_KEYS = ("job_number", "name", "owner", "submission_time", "slots", "prio", "state", "holds")
+
+
+def brief_job(row: Sequence[Any]) -> dict[str, Any]:
+    """The job dict of a :data:`BRIEF_KEYS` row."""
+    return dict(zip(BRIEF_KEYS, row, strict=True), array=False)
+
+
+def _render_pending(rows: Sequence[JobRow], brief: Sequence[Sequence[Any]], opts: Options) -> str:
+    """The pending lines of ``rows`` (in order) and of the ``brief`` jobs
+    merged into them by priority (highest first) then job number, as
+    :func:`pending_rows` orders them, each brief job's line as
+    :func:`_plain_line` would print its job dict."""
+    if not brief:
+        return _render_rows(rows, opts)
+    memo: dict[Any, Any] = {}
+    if len({b[5] for b in brief}) > 1:
+        brief = sorted(brief, key=lambda b: (-float(b[5] or 0.0), int(b[0])))
+    else:  # one priority for all (a held queue): by number alone, without a key made per job
+        brief = sorted(brief, key=itemgetter(0))
+    lines = _brief_lines(brief, opts, memo)
+    if not rows:
+        return "".join(lines)
+    out = []
+    i = 0
+    for b, line in zip(brief, lines, strict=True):
+        key = (-float(b[5] or 0.0), int(b[0]))
+        while i < len(rows) and _pending_sort_key(rows[i].job) < key:
+            out.append(_row_text(rows[i], opts, memo))
+            i += 1
+        out.append(line)
+    out.extend(_row_text(row, opts, memo) for row in rows[i:])
+    return "".join(out)
+
+
+def _brief_lines(brief: Iterable[Sequence[Any]], opts: Options, memo: dict[Any, Any]) -> list[str]:
+    """The lines of brief pending jobs: each as :func:`_plain_line` prints
+    its job dict, the parts many jobs share (date, name, owner, state,
+    slots, priority) formatted once."""
+    tail = "" if opts.full else f"{'':<{opts.queue_width}} "
+    out = []
+    for number, name, owner, submitted, slots, prio, state, _holds in brief:
+        when = memo.get(submitted)
+        if when is None:
+            when = memo[submitted] = _ctime(submitted)
+        shared = (name, owner, state, slots, prio)
+        parts = memo.get(shared)
+        if parts is None:
+            parts = memo[shared] = (
+                f" {float(prio or 0.0):7.5f} {_cut(name, 10)} {_cut(owner, 12)} {_cut(state, 5)} ",
+                " " + tail + ("       " if opts.group_tasks else f"{int(slots or 1):5d} ") + "       \n")
+        out.append(f"{int(number):7d}{parts[0]}{when}{parts[1]}")
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -672,11 +735,13 @@ def _pending_banner(opts: Options, text: str = _PENDING_BANNER) -> str:
 
 def format_full(queues: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
                 opts: Options | None = None, load_name: str = "load_avg",
-                finished: Sequence[Mapping[str, Any]] = (), **switches: Any) -> str:
+                finished: Sequence[Mapping[str, Any]] = (), brief: Sequence[Sequence[Any]] = (),
+                **switches: Any) -> str:
     """``qstat -f`` (and ``-F``, ``-explain``, ``-f -r``...): every queue
     instance with its jobs, then the pending jobs under their ``####`` banner,
     then the ``finished`` ones (``-s z``) under theirs.
-    ``queues`` are queue instance dicts in display order."""
+    ``queues`` are queue instance dicts in display order; ``brief``: more
+    pending jobs as in :func:`format_job_list`."""
     opts = _options(opts, switches)
     opts.full = True
     names = [str(q["name"]) for q in queues]
@@ -688,9 +753,9 @@ def format_full(queues: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str,
         out.append(_queue_line(queue, opts))
         out.append(_render_rows((r for q, r in running if q == queue["name"]), opts))
     pending = pending_rows(jobs, opts)
-    if pending:
+    if pending or brief:
         out.append(_pending_banner(opts))
-        out.append(_render_rows(pending, opts))
+        out.append(_render_pending(pending, brief, opts))
     if finished:
         out.append(_pending_banner(opts, _FINISHED_BANNER))
         out.append(_render_rows(finished_rows(finished), opts))
