@@ -103,7 +103,12 @@ def spool_pending(env: dict, n: int) -> tuple[int, float]:
         spool.write_job(number, dict(template, number=number), sync=False)
     spool.write_jobseqnum(number)
     t0 = time.perf_counter()
-    subprocess.run([cmd("minisge"), "start", "--slots", "2"], env=env, check=True, capture_output=True)
+    # minisge start waits 30 s for an answer: a big spool may take longer to load
+    subprocess.run([cmd("minisge"), "start", "--slots", "2"], env=env, capture_output=True)
+    while run([cmd("qstat"), "-u", "nobody"], env)[1].returncode != 0:
+        if time.perf_counter() - t0 > 1800:
+            raise SystemExit("the daemon did not answer within 30 minutes of its start")
+        time.sleep(0.5)
     took = time.perf_counter() - t0
     return int(open(os.path.join(env["SGE_ROOT"], "default", "spool", "qmaster", "qmaster.pid")).read()), took
 

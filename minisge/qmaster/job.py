@@ -97,8 +97,12 @@ def shared_text(value: str) -> str:
 
 def shared_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """The job's request with its keys and short strings shared
-    (:func:`shared_text`), at every depth; changed in place (the same dict,
-    lists and maps), so whoever holds them sees the same values."""
+    (:func:`shared_text`), at every depth, and without its options that are
+    None (qsub sends ~20 of its ~50 so: the spec is read with ``get``, and an
+    option that is not there is None all the same); changed in place (the
+    same dict, lists and maps), so whoever holds them sees the same values."""
+    for key in [k for k, v in spec.items() if v is None]:
+        del spec[key]
     _share(spec)
     return spec
 
