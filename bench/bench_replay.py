@@ -57,12 +57,13 @@ def main() -> None:
             f.write(config_toml(args.hosts))
         trace = parse_swf(synthetic_swf(args.jobs), "synthetic.swf")
         setup = config.from_toml(toml)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with gc_paused():
             result, replay = simulate.run(trace, setup)
-        took = time.perf_counter() - t0
+        took, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = metrics.summarise(result)
-    print(f"{args.jobs} jobs on {args.hosts} hosts x 16 slots: {took:.2f} s, {replay.passes} passes, "
+    print(f"{args.jobs} jobs on {args.hosts} hosts x 16 slots: {took:.2f} s ({cpu:.2f} s of CPU; load "
+          f"{os.getloadavg()[0]:.2f}), {replay.passes} passes, "
           f"mean wait {s.total.mean_wait or 0:.0f} s, utilisation {100 * (s.utilisation or 0):.1f}%")
 
 

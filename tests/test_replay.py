@@ -7,6 +7,7 @@ jobs (at 60, 450 and 900 s) on two hosts of 8 slots.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 
 from minisge.cell import Cell
 from minisge.daemon.cell_init import init_cell
-from minisge.formats import accounting
+from minisge.formats import accounting, submit_options
 from minisge.formats.errors import FormatError
 from minisge.formats.swf import parse_accounting, parse_swf, parse_trace
 from minisge.replay import __main__ as replay_main
@@ -297,3 +298,21 @@ def test_what_if_side_by_side_and_the_same_bytes_under_two_hash_seeds(tmp_path):
     assert rows["plain user user3"][3] == "1360.0" and rows["reserve user user3"][3] == "160.0"
     assert rows["plain total"][:3] == ["43", "43", "3"] and rows["reserve total"][:3] == ["43", "43", "41"]
     assert outs[0][1].splitlines()[0] == ",".join(metrics.COLUMNS)
+
+
+@pytest.mark.parametrize("qsub", [(), ("-R", "y"), ("-l", "h_rt=50,arch=lx-amd64"),
+                                  ("-N", "fixed", "-l", "a=lx-amd64")])
+def test_a_request_parsed_once_per_shape_is_what_qsub_makes_of_the_whole_command_line(one_host, qsub):
+    setup = dataclasses.replace(config.from_toml(one_host), qsub=qsub)
+    parsed: dict = {}
+    jobs = parse_swf("".join(swf_line(n, n, 10, procs, user=n % 2 + 1, req=req) + "\n"
+                             for n, (procs, req) in enumerate([(1, -1), (1, 30), (2, 30), (2, 45), (1, 30)], 1)),
+                     "t.swf").jobs
+    for tj in jobs:
+        argv = simulate.qsub_argv(tj, setup, {})
+        whole = submit_options.parse_submission(argv, cwd="/", env={}, home="/", user=tj.owner,
+                                                hostname="replay", read_file=None)
+        assert simulate.qsub_request(tj, setup, {}, parsed) == whole
+        assert list(simulate.qsub_request(tj, setup, {}, parsed)["hard_resources"] or {}) == \
+            list(whole["hard_resources"] or {})
+    assert len(parsed) < len(jobs)  # shapes shared

@@ -145,6 +145,12 @@ def write_usage_weight_list(items: tuple[tuple[str, float], ...]) -> str:
     return ",".join(f"{n}={_fmt_real(w)}" for n, w in items) if items else "NONE"
 
 
+@functools.lru_cache(maxsize=16)
+def _scheduler_params(value: str) -> tuple[tuple[str, str], ...]:
+    """parse_scheduler_params, remembered (a pass reads MONITOR and DURATION_OFFSET)."""
+    return tuple(parse_scheduler_params(value).items())
+
+
 def parse_scheduler_params(value: str) -> dict[str, str]:
     """params: ``none`` or ``NAME=value`` items (PROFILE, MONITOR, JC_FILTER,
     DURATION_OFFSET, PE_RANGE_ALG) separated by blanks, commas or
@@ -399,7 +405,7 @@ class SchedConf:
 
     @property
     def scheduler_params(self) -> dict[str, str]:
-        return parse_scheduler_params(self.params)
+        return dict(_scheduler_params(self.params))
 
     @property
     def duration_offset(self) -> float:

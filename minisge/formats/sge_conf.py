@@ -18,6 +18,7 @@ configuration of a host as Grid Engine computes it.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -182,6 +183,15 @@ REPORTING_PARAMS: dict[str, str] = {
     "accounting_flush_time": _TIME, "joblog": _BOOL, "sharelog": _TIME,
     "log_consumables": _BOOL,
 }
+
+
+@functools.lru_cache(maxsize=64)
+def _known_params(attribute: str, text: str) -> tuple[tuple[str, bool | str], ...]:
+    """parse_params of one of the configuration's parameter lists, remembered
+    (the qmaster reads them at every job end)."""
+    known = {"qmaster_params": QMASTER_PARAMS, "execd_params": EXECD_PARAMS,
+             "reporting_params": REPORTING_PARAMS}[attribute]
+    return tuple(parse_params(text, known, attribute).items())
 
 
 def parse_params(
@@ -670,15 +680,15 @@ class Configuration:
     # parameter lists
     @property
     def qmaster_params(self) -> dict[str, bool | str]:
-        return parse_params(self.value("qmaster_params"), QMASTER_PARAMS, "qmaster_params")
+        return dict(_known_params("qmaster_params", self.value("qmaster_params")))
 
     @property
     def execd_params(self) -> dict[str, bool | str]:
-        return parse_params(self.value("execd_params"), EXECD_PARAMS, "execd_params")
+        return dict(_known_params("execd_params", self.value("execd_params")))
 
     @property
     def reporting_params(self) -> dict[str, bool | str]:
-        return parse_params(self.value("reporting_params"), REPORTING_PARAMS, "reporting_params")
+        return dict(_known_params("reporting_params", self.value("reporting_params")))
 
     @property
     def forbid_reschedule(self) -> bool:

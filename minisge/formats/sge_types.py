@@ -16,6 +16,7 @@ What the real ``qconf`` 8.1.9 accepts was checked value by value (``-1``,
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -121,6 +122,13 @@ def parse_number(text: str) -> float:
     """
     if not isinstance(text, str):
         raise SpecifierError(f"{text!r} is not a number")
+    return _parse_number(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_number(text: str) -> float:
+    """parse_number of a string, remembered: a pass reads the same few request
+    values of every running job again (a bad value raises, and is not kept)."""
     low = text.lower()
     if low == "true":
         return 1.0

@@ -11,7 +11,6 @@ message of a dispatched task.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fnmatch
 import json
 import logging
@@ -42,7 +41,8 @@ from minisge.formats.lines import SPOOL_HEADER, read_attributes, strip_header
 from minisge.formats.sge_types import SpecifierError, parse_number, parse_time
 from minisge.qmaster import accounting_writer, submit_checks
 from minisge.qmaster.job import Grant, Job, Task
-from minisge.qmaster.job_facts import deadline_time, job_facts
+from minisge.qmaster.job_facts import deadline_time
+from minisge.qmaster.running_jobs import RunningJob, RunningJobs
 from minisge.qmaster.spool import QmasterSpool, SpoolError, atomic_write, list_text, parse_list
 from minisge.rules import limits
 from minisge.rules.initial_state import appeared, apply_initial_state, vanished
@@ -71,18 +71,6 @@ def granted_master(task: Task) -> Grant:
     if m is None:
         raise ValueError(f"task {task.task_id} holds no queue instance")
     return m
-
-
-def resource_maps_held(jobs: Mapping[int, Job]) -> dict[str, dict[str, tuple[str, ...]]]:
-    """sge_rsmap(5): the instances of each resource map the dispatched tasks
-    hold, per host (released when the task leaves the job)."""
-    held: dict[str, dict[str, list[str]]] = {}
-    for job in jobs.values():
-        for t in job.tasks.values():
-            for g in t.granted:
-                for name, ids in g.resource_map.items():
-                    held.setdefault(g.host, {}).setdefault(name, []).extend(ids)
-    return {h: {n: tuple(ids) for n, ids in maps.items()} for h, maps in held.items()}
 
 
 def _consumable_kind(attr: complex_fmt.ComplexAttr | None) -> Consumable | None:
@@ -161,6 +149,7 @@ class ConfigState:
         self._cx: ComplexIndex | None = None
         self._cx_for: complex_fmt.ComplexList | None = None
         self._qi_cache: tuple[tuple[Any, ...], list[scheduler.QInstance]] | None = None
+        self.running_jobs = RunningJobs(job_duration)  # what the passes count of each job
 
     # ------------------------------------------------------------ loading
     def load(self) -> None:
@@ -562,29 +551,45 @@ class ConfigState:
 
     # ------------------------------------------------------------ scheduler snapshot
     def snapshot(self, jobs: Mapping[int, Job], execds, now: float = 0.0,
-                 states: bool = True) -> scheduler.Snapshot:
+                 states: bool = True, explain: bool = True,
+                 counted: Mapping[int, RunningJob] | None = None) -> scheduler.Snapshot:
         """The scheduler's view of the cell at ``now`` (the time of the pass,
         for waiting times and deadlines: the scheduler reads no clock);
-        ``states=False``: every queue instance as if enabled and up (-w)."""
+        ``states=False``: every queue instance as if enabled and up (-w);
+        ``counted``: what :meth:`running_jobs_of` gives for ``jobs`` now, if the caller has it."""
+        if counted is None:
+            counted = self.running_jobs_of(jobs)
         used: dict[str, int] = {}
         pe_used: dict[str, int] = {}
-        for job in jobs.values():
-            for t in job.tasks.values():
-                for g in t.granted:
-                    used[g.qinstance] = used.get(g.qinstance, 0) + g.slots
-                if t.granted_pe:
-                    pe_used[t.granted_pe] = pe_used.get(t.granted_pe, 0) + t.slots
-        qi_booked, host_booked, global_booked = self.booked_consumables(jobs)
-        running_tasks = self.running_entries(jobs)
-        rsmap_used = resource_maps_held(jobs)
+        qi_booked: dict[str, dict[str, float]] = {}
+        host_booked: dict[str, dict[str, float]] = {}
+        global_booked: dict[str, float] = {}
+        held_maps: dict[str, dict[str, list[str]]] = {}
+        entries: list[scheduler.ScheduleEntry] = []
+        for rj in counted.values():
+            if not rj.used:
+                continue  # holds nothing (a job's every grant is in used)
+            for qi, n in rj.used:
+                used[qi] = used.get(qi, 0) + n
+            for pe_name, n in rj.pe_used:
+                pe_used[pe_name] = pe_used.get(pe_name, 0) + n
+            for qi, host, amounts in rj.debits:
+                levels = (qi_booked.setdefault(qi, {}), host_booked.setdefault(host, {}), global_booked)
+                for name, total in amounts:
+                    for consumed in levels:
+                        consumed[name] = consumed.get(name, 0.0) + total
+            for host, name, ids in rj.resource_maps:
+                held_maps.setdefault(host, {}).setdefault(name, []).extend(ids)
+            entries.extend(rj.schedule_entries)
+        running_tasks = tuple(entries) if self.sched_conf.max_reservation > 0 or self.sched_conf.monitor else ()
+        rsmap_used = {h: {n: tuple(ids) for n, ids in maps.items()} for h, maps in held_maps.items()}
         qis = []
         for static in self._static_qinstances():
             name = static.name
             qi_states = self.qi_states.get(name, "") if states else ""
             if states and static.host not in execds:
                 qi_states += "u"
-            qis.append(dataclasses.replace(static, used=used.get(name, 0), states=qi_states,
-                                           consumed=qi_booked.get(name, {})))
+            qis.append(static.in_use(used.get(name, 0), qi_states, qi_booked.get(name, {})))
         hosts = {}
         for h, eh in self.exec_hosts.items():
             if h == "global":
@@ -617,7 +622,7 @@ class ConfigState:
             skip = job.ad_held | held if held else job.ad_held
             eligible = job.pending.first(cap, skip=skip) if cap else []
             if not eligible:
-                others.append(job_facts(job, now))
+                others.append(counted[job.number].facts(job, now))
                 continue
             pe_request = spec.get("pe")
             requests = dict(spec.get("hard_resources") or {})
@@ -649,7 +654,7 @@ class ConfigState:
             queue_sort_method=self.sched_conf.queue_sort_method,
             load_of=self._load_of(),
             acls=self.usersets,
-            quotas=self.quota_context(jobs) if any(r.enabled for r in self.rqs.values()) else None,
+            quotas=self.quota_context(jobs, counted) if any(r.enabled for r in self.rqs.values()) else None,
             now=now,
             weights=job_order.Weights.from_sched_conf(self.sched_conf),
             running=tuple(others),
@@ -661,28 +666,18 @@ class ConfigState:
             max_reservation=self.sched_conf.max_reservation,
             duration_offset=self.sched_conf.duration_offset,
             running_tasks=running_tasks,
+            explain=explain,
         )
 
-    def running_entries(self, jobs: Mapping[int, Job]) -> tuple[scheduler.ScheduleEntry, ...]:
-        """The tasks holding queue instances, each with the time it is expected
-        to free them (sched_conf(5): its start + ``h_rt``, else
-        ``default_duration``, + ``DURATION_OFFSET``): what resource
-        reservation plans with, and the schedule file lists (params
-        MONITOR).  None without either."""
-        if self.sched_conf.max_reservation <= 0 and not self.sched_conf.monitor:
-            return ()
-        default_duration = self.sched_conf.default_duration_seconds
-        offset = self.sched_conf.duration_offset
-        out = []
-        for job in jobs.values():
-            requests = dict(job.spec.get("hard_resources") or {})
-            duration = job_duration(requests.get("h_rt"), default_duration) + offset
-            for t in job.tasks.values():
-                if t.granted:
-                    out.append(scheduler.ScheduleEntry(
-                        job.number, t.task_id, "SUSPENDED" if t.suspended else "RUNNING", t.start_time, duration,
-                        tuple((g.cqueue, g.host, g.slots) for g in t.granted), requests, t.granted_pe or None))
-        return tuple(out)
+    def running_jobs_of(self, jobs: Mapping[int, Job]) -> dict[int, RunningJob]:
+        """What a pass counts of each of ``jobs`` (kept between passes:
+        :mod:`minisge.qmaster.running_jobs`)."""
+        cx = self.complex_index
+        durations = (self.sched_conf.default_duration_seconds, self.sched_conf.duration_offset)
+        of = self.running_jobs.of
+        counted = {n: of(job, cx, durations) for n, job in jobs.items()}
+        self.running_jobs.forget_others(counted)
+        return counted
 
     def booked_consumables(self, jobs: Mapping[int, Job]) -> tuple[dict, dict, dict]:
         """complex(5) "the internal bookkeeping will subtract from this total
@@ -690,19 +685,18 @@ class ConfigState:
         that hold queue instances book, per queue instance, host and globally
         (per-slot requests times the slots, JOB requests in the master queue,
         complex defaults for the consumables not requested)."""
-        cx = self.complex_index
         per_qi: dict[str, dict] = {}
         per_host: dict[str, dict] = {}
         per_cell: dict[str, float] = {}
-        for job in jobs.values():
-            requests = dict(job.spec.get("hard_resources") or {})
-            for t in job.tasks.values():
-                for i, g in enumerate(t.granted):
-                    levels = (per_qi.setdefault(g.qinstance, {}), per_host.setdefault(g.host, {}), per_cell)
-                    scheduler.debit(cx, requests, g.slots, i == 0, levels)
+        for rj in self.running_jobs_of(jobs).values():
+            for qi, host, amounts in rj.debits:
+                levels = (per_qi.setdefault(qi, {}), per_host.setdefault(host, {}), per_cell)
+                for name, total in amounts:
+                    for consumed in levels:
+                        consumed[name] = consumed.get(name, 0.0) + total
         return per_qi, per_host, per_cell
 
-    def quota_context(self, jobs: Mapping[int, Job]):
+    def quota_context(self, jobs: Mapping[int, Job], counted: Mapping[int, RunningJob] | None = None):
         """What resource quota evaluation needs (minisge.scheduler.quota.QuotaContext):
         the sets, access lists, host groups, the numbers ``$complex`` in a
         dynamic limit reads on each host (load, host and global complex
@@ -723,16 +717,9 @@ class ConfigState:
             h: numbers(gvalues, dict(eh.complex_values), self.scaled_load(h))
             for h, eh in self.exec_hosts.items() if h != "global"
         }
-        running = []
-        for job in jobs.values():
-            requests = dict(job.spec.get("hard_resources") or {})
-            for t in job.tasks.values():
-                for i, gr in enumerate(t.granted):
-                    running.append(quota.QuotaRequest(
-                        user=job.owner, project=job.spec.get("project") or None,
-                        pe=t.granted_pe or None, cqueue=gr.cqueue, host=gr.host, slots=gr.slots,
-                        requests=requests, master=i == 0, group=job.group or None,
-                    ))
+        if counted is None:
+            counted = self.running_jobs_of(jobs)
+        running = [req for rj in counted.values() for req in rj.quota_requests]
         return quota.QuotaContext(
             sets=tuple(self.rqs[n] for n in sorted(self.rqs)),
             complexes=self.complex_index,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import trio
@@ -21,7 +22,7 @@ import trio
 from minisge import scheduler
 from minisge.formats import queue_conf
 from minisge.formats.sge_types import SpecifierError, parse_number
-from minisge.qmaster.job import RUNNING
+from minisge.qmaster.running_jobs import RunningJob, running_tasks
 from minisge.scheduler.load_alarms import (
     Adjustment,
     Decision,
@@ -132,16 +133,9 @@ class LoadControl:
             out.append(dataclasses.replace(c, states=states) if states else c)
         return out
 
-    def _running(self) -> list[RunningTask]:
-        out = []
-        for job in self.qm.jobs.values():
-            for t in job.tasks.values():
-                if t.state != RUNNING or not t.granted:
-                    continue
-                out.append(RunningTask(job.number, t.task_id, t.start_time,
-                                       tuple((g.qinstance, g.slots) for g in t.granted),
-                                       frozenset(t.suspended_by)))
-        return out
+    def running_tasks(self) -> list[RunningTask]:
+        """The dispatched tasks as load control sees them."""
+        return running_tasks(self.qm.config.running_jobs_of(self.qm.jobs))
 
     def _adjustment(self) -> Adjustment | None:
         sc = self.qm.config.sched_conf
@@ -154,23 +148,26 @@ class LoadControl:
             decay = 0.0
         return Adjustment(values, decay)
 
-    def decide(self, now: float | None = None) -> Decision:
-        """The decision for the qmaster's present state (nothing applied)."""
+    def decide(self, now: float | None = None, counted: Mapping[int, RunningJob] | None = None) -> Decision:
+        """The decision for the qmaster's present state (nothing applied);
+        ``counted``: the pass's count of the jobs, if it has one."""
         qm = self.qm
         now = qm.clock() if now is None else now
         prev = self.decision
+        tasks = self.running_tasks() if counted is None else running_tasks(counted)
         return evaluate(self._with_states(self.queue_confs()), qm.config.scaled_loads(), qm.config.complex_index,
-                        self._running(), now, prev.last_check if prev is not None else None, self._adjustment())
+                        tasks, now, prev.last_check if prev is not None else None, self._adjustment())
 
     # ------------------------------------------------------------ the scheduling pass
-    def apply(self, snapshot: scheduler.Snapshot) -> scheduler.Snapshot:
+    def apply(self, snapshot: scheduler.Snapshot,
+              counted: Mapping[int, RunningJob] | None = None) -> scheduler.Snapshot:
         """Before a scheduling pass: decide, suspend and resume through the
         qmaster's job control, remember the decision (qstat, the interval
         timer) and return the snapshot with the alarm and subordinate states
         (and the alarms' reasons) added, so the scheduler dispatches nothing
         there and says why."""
         qm = self.qm
-        d = self.decide()
+        d = self.decide(counted=counted)
         for todo, act in ((d.resume, qm.job_control.resume_task), (d.suspend, qm.job_control.suspend_task)):
             for (job_id, task_id), cause in todo:
                 job = qm.jobs.get(job_id)

@@ -863,8 +863,10 @@ class Qmaster:
     def schedule(self) -> list[tuple[Job, Task]]:
         now = self.clock()
         with gc_paused():
-            snap = self.config.snapshot(self.jobs, self.execds, now=now)
-            snap = self.load_control.apply(snap)  # thresholds, subordination: states a A S, suspend/resume
+            counted = self.config.running_jobs_of(self.jobs)
+            snap = self.config.snapshot(self.jobs, self.execds, now=now, explain=self.explains_pending(),
+                                        counted=counted)
+            snap = self.load_control.apply(snap, counted)  # thresholds, subordination: states a A S, suspend/resume
             snap = self.with_tickets(snap, now)
             if self.reservations.ars:
                 snap = dataclasses.replace(snap, reservations=self.reservations.snapshot())
@@ -899,6 +901,11 @@ class Qmaster:
             self.load_control.dispatched()  # a superordinated queue instance may have filled up
         self.drop_unscheduled_immediate({job.number for job, _ in started})
         return started
+
+    def explains_pending(self) -> bool:
+        """sched_conf(5) schedd_job_info: does a pass find why the jobs it
+        cannot start wait (``false``: it does not look)."""
+        return self.config.sched_conf.schedd_job_info_enabled
 
     def write_schedule(self, snap: scheduler.Snapshot, plan: scheduler.Plan) -> None:
         """sched_conf(5) params MONITOR=1: the pass's schedule appended to

@@ -51,6 +51,7 @@ How a trace's job becomes a submission (documented in docs/teaching.md):
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import json
 import math
@@ -99,8 +100,13 @@ class ReplayQmaster(Qmaster):
     def append_record(self, record: Any) -> None:
         pass
 
+    explain = False  # the pending reasons of a pass are looked for only when --why keeps them
+
     def write_schedule(self, snap: Any, plan: Any) -> None:
         pass
+
+    def explains_pending(self) -> bool:
+        return self.explain and super().explains_pending()
 
 
 @dataclass
@@ -118,7 +124,7 @@ class Replay:
     passes: int = 0
 
 
-def _qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> list[str]:
+def qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> list[str]:
     cfg = setup.config
     argv = ["-b", "y", "-N", f"trace{job.job_id}", *setup.qsub]
     if job.slots > 1:
@@ -147,6 +153,28 @@ def _qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> lis
         else:
             argv += ["-t", f"1-{len(ids)}"]
     return [*argv, "/bin/true"]
+
+
+def qsub_request(tj: TraceJob, setup: ReplayConfig, notes: dict[str, int],
+                 parsed: dict[tuple[str, ...], str]) -> dict[str, Any]:
+    """qsub's request of ``tj`` (:func:`qsub_argv` read by qsub's parser), a
+    fresh copy: parsed once per owner and shape of job (its argv without
+    the name and run time, which are then set as the parser sets them: the
+    last ``-N`` and the last ``-l h_rt`` win, and goes last)."""
+    argv = qsub_argv(dataclasses.replace(tj, job_id=0, requested_time=None), setup, notes)
+    key = (tj.owner, *argv)
+    if key not in parsed:
+        parsed[key] = json.dumps(submit_options.parse_submission(
+            argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file))
+    req: dict[str, Any] = json.loads(parsed[key])
+    if "-N" not in setup.qsub:
+        req["job_name"] = f"trace{tj.job_id}"
+    if tj.requested_time is not None:
+        hard = dict(req.get("hard_resources") or {})
+        hard.pop("h_rt", None)  # a resource requested again moves last
+        hard["h_rt"] = str(math.ceil(tj.requested_time))
+        req["hard_resources"] = hard
+    return req
 
 
 def _no_file(path: str) -> str:
@@ -178,6 +206,7 @@ def run(trace: Trace, setup: ReplayConfig, why: int | None = None,
     r = Replay(trace, setup, why, passes_mode=passes)
     with tempfile.TemporaryDirectory(prefix="minisge-replay-") as scratch:
         qm = build_qmaster(setup, scratch, lambda: r.now)
+        qm.explain = why is not None
         _simulate(r, qm)
         result = ReplayResult(
             label=setup.label,
@@ -219,11 +248,12 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     by_number: dict[int, TraceJob] = {}
     number_of: dict[int, int] = {}
     notes: dict[str, int] = {}
-    requests: dict[tuple[str, ...], str] = {}  # qsub's request of each argv, as JSON (a fresh copy each submit)
+    requests: dict[tuple[str, ...], str] = {}  # qsub's request of each shape of job, as JSON (see _request)
     uid, gid = os.getuid(), os.getgid()
     sc = qm.config.sched_conf
     capacity = sum(qi.slots for qi in qm.config.snapshot({}, qm.execds, now=r.now).qinstances)
     busy = 0  # the slots the running tasks hold
+    fewest_slots: dict[int, int] = {}  # job number -> the fewest slots a task of it starts on
     while events:
         at = _pass_time(r, qm, events[0][0])
         while events and events[0][0] <= at:
@@ -239,18 +269,14 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
             tj: TraceJob = payload
             if r.passes_mode == INTERVAL and sc.flush_submit_sec > 0:
                 at = min(at, r.now + sc.flush_submit_sec)
-            argv = _qsub_argv(tj, r.setup, notes)
-            key = tuple(argv)
-            if key not in requests:
-                requests[key] = json.dumps(submit_options.parse_submission(
-                    argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file))
             try:
-                reply = qm.submit(json.loads(requests[key]), uid, gid)
+                reply = qm.submit(qsub_request(tj, r.setup, notes, requests), uid, gid)
             except RequestError as e:
                 r.notes.append(f"job {tj.job_id} rejected: {e}".replace("\nExiting.", ""))
                 continue
             number = int(reply["job_id"])
             job = qm.jobs[number]
+            fewest_slots[number] = _fewest_slots(job)
             job.owner, job.group = tj.owner, tj.group
             by_number[number], number_of[tj.job_id] = tj, number
             run_times = dict(zip(sorted(job.pending), [t for _, t in tj.tasks], strict=False))
@@ -260,10 +286,11 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
                     submit_time=tj.submit_time, start_time=None, end_time=None, run_time=run_time,
                     slots=tj.slots, placement=(), requested_time=tj.requested_time)
         r.now = max(r.now, at)
-        if not any(j.pending for j in qm.jobs.values()):
+        fewest = min((fewest_slots[n] for n, j in qm.jobs.items() if j.pending), default=None)
+        if fewest is None:
             continue  # a pass with no pending task starts nothing
-        if busy >= capacity and r.why is None:
-            continue  # nor one with every slot of every queue instance taken (--why shows those passes)
+        if capacity - busy < fewest and r.why is None:
+            continue  # nor one with fewer free slots than any pending task needs (--why shows those passes)
         started = qm.schedule()
         r.passes += 1
         for job, task in started:
@@ -285,6 +312,14 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
         if r.why is not None and r.why in number_of:
             _keep_reasons(r, qm, number_of[r.why])
     r.notes.extend(f"{n} {text}" for text, n in sorted(notes.items()))
+
+
+def _fewest_slots(job: Job) -> int:
+    """The fewest slots a task of ``job`` can start on: the lowest count of
+    its ``-pe`` ranges, else one."""
+    if not job.spec.get("pe"):
+        return 1
+    return max(1, min((lo for lo, _hi in job.pe_ranges), default=1))
 
 
 def _keep_reasons(r: Replay, qm: Qmaster, number: int) -> None:

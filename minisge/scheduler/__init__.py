@@ -22,7 +22,7 @@ resource reservation        :mod:`.reservation` (sched_conf(5) max_reservation, 
 ==========================  ==================================================
 """
 
-from minisge.scheduler.booking import consumption, debit
+from minisge.scheduler.booking import consumption, debit, debits
 from minisge.scheduler.complexes import ComplexIndex
 from minisge.scheduler.dispatch import schedule
 from minisge.scheduler.dispatch_order import dispatch_figures
@@ -42,5 +42,5 @@ from minisge.scheduler.snapshot import (
 __all__ = [
     "PE", "ComplexIndex", "Dispatch", "HostInfo", "PendingTask", "Plan", "QInstance", "Reservation",
     "ScheduleEntry", "Snapshot",
-    "consumption", "debit", "dispatch_figures", "pending_tasks", "schedule",
+    "consumption", "debit", "debits", "dispatch_figures", "pending_tasks", "schedule",
 ]

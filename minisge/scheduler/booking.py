@@ -229,20 +229,27 @@ def consumption(cx: ComplexIndex, requests: Mapping[str, str]) -> dict[str, tupl
     return out
 
 
-def debit(cx: ComplexIndex, requests: Mapping[str, str], slots: int, master: bool,
-          levels: Sequence[dict[str, float]]) -> None:
-    """Book a job's consumables for ``slots`` slots of one queue instance
-    into each of ``levels`` (the queue instance's, its host's and the
-    global booked amounts): per slot (YES) times the slots, per job (JOB)
-    once, in the master queue only; and, for EXCL attributes, one more job
-    on the object (complex(5) exclusive scheduling)."""
+def debits(cx: ComplexIndex, requests: Mapping[str, str], slots: int,
+           master: bool) -> tuple[tuple[str, float], ...]:
+    """What a job's ``slots`` slots of one queue instance book into each
+    level, in booking order: ``(name, amount)`` of each consumable, per slot
+    (YES) times the slots, per job (JOB) once, in the master queue only; and,
+    for EXCL attributes, one more job on the object (complex(5) exclusive
+    scheduling)."""
+    out: list[tuple[str, float]] = []
     for name, (amount, mode) in consumption(cx, requests).items():
         if mode is Consumable.JOB and not master:
             continue
-        total = amount if mode is Consumable.JOB else amount * slots
+        out.append((name, amount if mode is Consumable.JOB else amount * slots))
+    for attr in cx.exclusive:
+        out.append((excl_jobs_key(attr.name), 1))
+    return tuple(out)
+
+
+def debit(cx: ComplexIndex, requests: Mapping[str, str], slots: int, master: bool,
+          levels: Sequence[dict[str, float]]) -> None:
+    """Book :func:`debits` into each of ``levels`` (the queue instance's, its
+    host's and the global booked amounts)."""
+    for name, total in debits(cx, requests, slots, master):
         for consumed in levels:
             consumed[name] = consumed.get(name, 0.0) + total
-    for attr in cx.exclusive:
-        key = excl_jobs_key(attr.name)
-        for consumed in levels:
-            consumed[key] = consumed.get(key, 0.0) + 1

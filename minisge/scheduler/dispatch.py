@@ -113,7 +113,7 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
         placed = place(a, b, [qi for qi in ranked if qi.slots > b.qi_used[qi.name]],
                        Discard() if caches else [])
         reasons: list[str] = []
-        if placed is None:
+        if placed is None and snap.explain:  # again on every instance, for the reasons
             placed = place(a, b, ranked, reasons)
         if placed is None:
             if b is not book:

@@ -16,8 +16,18 @@ snapshots.  :func:`dispatch_figures` gives the figures themselves, as
 
 from __future__ import annotations
 
+import functools
+
 from minisge.scheduler import job_order, tickets
+from minisge.scheduler.complexes import ComplexIndex
 from minisge.scheduler.snapshot import PendingTask, Snapshot
+
+
+@functools.lru_cache(maxsize=8192)
+def _contribution(requests: tuple[tuple[str, str], ...], slots: int, cx: ComplexIndex) -> float:
+    """job_order.resource_contribution's sum, remembered: a pass counts the
+    same running jobs' requests as the pass before."""
+    return job_order.resource_contribution(requests, slots, cx)[0]
 
 
 def pending_facts(snap: Snapshot) -> list[job_order.JobFacts]:
@@ -66,8 +76,7 @@ def priorities(snap: Snapshot) -> dict[int, float]:
         key = (tuple(requests.items()) if requests else (), t.pe)
         rr = rr_of.get(key)
         if rr is None:
-            rr = rr_of[key] = job_order.resource_contribution(
-                key[0], job_order.job_slot_request(t.pe, pes), cx)[0]
+            rr = rr_of[key] = _contribution(key[0], job_order.job_slot_request(t.pe, pes), cx)
         wtc = w_wait * max(0.0, now - t.submission_time) if w_wait else 0.0
         dtc = w_dead / max(t.deadline - now, 1.0) if t.deadline else 0.0
         u = urg[job_id] = rr + wtc + dtc
@@ -85,8 +94,8 @@ def priorities(snap: Snapshot) -> dict[int, float]:
         _job_id, _posix, submitted, until, deadline, running_requests, pe = f
         rr = rr_of.get((running_requests, pe))
         if rr is None:
-            rr = rr_of[(running_requests, pe)] = job_order.resource_contribution(
-                running_requests, job_order.job_slot_request(pe, pes), cx)[0]
+            rr = rr_of[(running_requests, pe)] = _contribution(
+                running_requests, job_order.job_slot_request(pe, pes), cx)
         wtc = w_wait * max(0.0, (now if until is None else until) - submitted) if w_wait else 0.0
         dtc = w_dead / max(deadline - now, 1.0) if deadline else 0.0
         urgs.append(rr + wtc + dtc)
@@ -104,7 +113,9 @@ def priorities(snap: Snapshot) -> dict[int, float]:
 def dispatch_order(snap: Snapshot) -> list[PendingTask]:
     """The tasks of ``snap.pending`` that are not held, in the order the
     pass takes them (job_order.dispatch_order: sgeee_sort_jobs)."""
+    tasks = [t for t in snap.pending if not t.held]
+    if len({t.job_id for t in tasks}) <= 1:  # the tasks of one job: no priority orders them
+        return sorted(tasks, key=lambda t: t.task_id)
     prio = priorities(snap)
     get = prio.get
-    return sorted((t for t in snap.pending if not t.held),
-                  key=lambda t: (-get(t.job_id, 0.0), t.job_id, t.task_id))
+    return sorted(tasks, key=lambda t: (-get(t.job_id, 0.0), t.job_id, t.task_id))

@@ -392,7 +392,8 @@ def evaluate(confs: Iterable[QueueLoadConf], loads: Mapping[str, Mapping[str, st
     host_of = {c.name: c.host for c in confs}
     lc_hosts: dict[str, int] = {}
     lc_glob = 0
-    if adjustment is not None and adjustment.values:
+    if adjustment is not None and adjustment.values and any(loads.get(c.host) for c in confs):
+        # (an instance whose host reported no load is checked against no threshold)
         lc_hosts, lc_glob = correction_factors(tasks, now, adjustment.decay_time, host_of)
     glob = loads.get("global", {})
     d.subordinated = subordinated(confs, used)
@@ -442,7 +443,7 @@ def evaluate(confs: Iterable[QueueLoadConf], loads: Mapping[str, Mapping[str, st
             nd = now + c.suspend_interval
             d.next_due = nd if d.next_due is None else min(d.next_due, nd)
     for t in tasks:
-        in_sub = any(qi in d.subordinated for qi, _n in t.granted)
+        in_sub = bool(d.subordinated) and any(qi in d.subordinated for qi, _n in t.granted)
         if in_sub and "subordinate" not in t.suspended_by:
             d.suspend.append((t.key, "subordinate"))
         elif not in_sub and "subordinate" in t.suspended_by:

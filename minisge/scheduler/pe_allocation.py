@@ -58,6 +58,8 @@ def place_pe(a: Assignment, book: Book, ranked: Sequence[QInstance], reasons: li
             reasons.append(f'cannot run because no access to PE "{pe.name}"')
             reasons.append(f'cannot run in PE "{pe.name}" because it only offers 0 slots')
             continue
+        if type(reasons) is Discard and not could_hold(book, ranked, pe, ranges):
+            continue  # not enough free slots for the smallest count, and no reason is wanted
         hosts = pe_hosts(a, book, ranked, pe, reasons)
         granted, offered, trial = assign_pe(a, book, hosts, pe, ranges)
         if granted is None or trial is None:
@@ -101,6 +103,18 @@ def pe_hosts(a: Assignment, book: Book, ranked: Sequence[QInstance], pe: PE,
 
         hosts = sorted((sorted(h, key=not_master) for h in hosts), key=lambda h: not_master(h[0]))
     return hosts
+
+
+def could_hold(book: Book, ranked: Sequence[QInstance], pe: PE, ranges: Sequence[tuple[int, int]]) -> bool:
+    """Whether the free slots of the instances of ``ranked`` that offer
+    ``pe`` (and the PE's own free slots) reach the smallest count of
+    ``ranges`` its allocation_rule takes: if not, no placement can (each
+    other limit takes slots away, none adds any)."""
+    used = book.qi_used
+    free = sum(max(0, qi.slots - used[qi.name]) for qi in ranked if pe.name in qi.pe_list)
+    most = min(free, pe.slots - book.pe_used.get(pe.name, 0))
+    rule = pe.allocation_rule
+    return largest_in_ranges(ranges, most, int(rule) if rule.isdigit() else 1) is not None
 
 
 def largest_in_ranges(ranges: Sequence[tuple[int, int]], most: int, step: int = 1) -> int | None:

@@ -53,6 +53,15 @@ class QInstance:
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", f"{self.cqueue}@{self.host}")
 
+    def in_use(self, used: int, states: str, consumed: Mapping[str, float]) -> QInstance:
+        """This queue instance with a pass's use and states: dataclasses.replace
+        without its per-field work (a pass makes one of each instance)."""
+        new = object.__new__(QInstance)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields["used"], fields["states"], fields["consumed"] = used, states, consumed
+        return new
+
     @property
     def complex_value_names(self) -> frozenset[str]:
         """The attributes of the queue's complex_values (not its built-in limits)."""
@@ -183,6 +192,8 @@ class Snapshot:
     running_tasks: tuple[ScheduleEntry, ...] = ()  # when the running tasks free what they hold (reservation)
     tickets: TicketInput | None = None  # the ticket policies' input (None: no tickets, ntckts 0.5)
     ticket_tasks: tuple[TicketTask, ...] = ()  # running tasks, then pending ones in submission order
+    # sched_conf(5) schedd_job_info: the pass finds why a job cannot start (False: it only tries to start it)
+    explain: bool = True
 
 
 @dataclass
