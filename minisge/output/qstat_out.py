@@ -690,13 +690,13 @@ def _brief_lines(brief: Iterable[Sequence[Any]], opts: Options, memo: dict[Any, 
         when = memo.get(submitted)
         if when is None:
             when = memo[submitted] = _ctime(submitted)
-        shared = (name, owner, state, slots, prio)
+        shared = (name, owner, state, slots)
         parts = memo.get(shared)
         if parts is None:
             parts = memo[shared] = (
-                f" {float(prio or 0.0):7.5f} {_cut(name, 10)} {_cut(owner, 12)} {_cut(state, 5)} ",
+                f" {_cut(name, 10)} {_cut(owner, 12)} {_cut(state, 5)} ",
                 " " + tail + ("       " if opts.group_tasks else f"{int(slots or 1):5d} ") + "       \n")
-        out.append(f"{int(number):7d}{parts[0]}{when}{parts[1]}")
+        out.append(f"{int(number):7d} {float(prio or 0.0):7.5f}{parts[0]}{when}{parts[1]}")
     return out
 
 

@@ -14,7 +14,7 @@ from minisge.output.resource_value import resource_text
 from minisge.qmaster import job_dependencies
 from minisge.qmaster.job import ERROR, RESCHEDULING, Job, Task
 from minisge.qmaster.job_facts import deadline_time, job_facts
-from minisge.qmaster.qmaster import Qmaster
+from minisge.qmaster.qmaster import Qmaster, gc_paused
 from minisge.qmaster.qstat_select import Selection, UnknownResource, parse_requests
 from minisge.qmaster.users import user_name
 from minisge.rules import core_binding
@@ -283,7 +283,14 @@ def _usage(qm: Qmaster, job: Job) -> dict[int, dict[str, float]]:
 
 def job_list(qm: Qmaster, req: dict, uid: int) -> dict:
     """``qstat``: the caller's jobs (``users`` None) or those of ``users``
-    (``*`` for all), and the queue instances in Grid Engine's order."""
+    (``*`` for all), and the queue instances in Grid Engine's order; with
+    the garbage collector paused, as a pass (a row or two per job: with a
+    long queue it would otherwise walk the whole job table again and again)."""
+    with gc_paused():
+        return _job_list(qm, req, uid)
+
+
+def _job_list(qm: Qmaster, req: dict, uid: int) -> dict:
     users = req.get("users")
     if users is None:
         users = [user_name(uid)]
