@@ -46,7 +46,7 @@ def job(n: int) -> Job:
 
 # each step: (what, job index, a number)
 STEP = st.tuples(st.sampled_from(["dispatch", "end", "suspend", "resume", "alter", "priority", "pe", "error",
-                                  "rsmap", "leave"]),
+                                  "rsmap", "leave", "queues", "soft", "reserve", "exec_time", "hold"]),
                  st.integers(0, 2), st.integers(1, 3))
 
 
@@ -84,6 +84,16 @@ def apply(jobs: dict[int, Job], what: str, i: int, k: int) -> None:
         tasks[0].granted = [attrs.evolve(g, resource_map={"gpu": [str(k)]}) for g in tasks[0].granted]
     elif what == "leave":
         del jobs[n]
+    elif what == "queues":
+        j.spec["hard_queues"] = [f"q{k}.q"]
+    elif what == "soft":
+        j.spec["soft_resources"] = {"arch": f"a{k}"}
+    elif what == "reserve":
+        j.spec["reserve"] = not j.spec.get("reserve")
+    elif what == "exec_time":
+        j.execution_time = float(k)
+    elif what == "hold":
+        j.set_hold_letters(None, "" if j.hold_letters else "u")
 
 
 def counted_parts(qm: Qmaster) -> tuple:
@@ -93,7 +103,7 @@ def counted_parts(qm: Qmaster) -> tuple:
         {h: (dict(i.consumed), dict(i.rsmap_used)) for h, i in snap.hosts.items()},
         dict(snap.global_consumed),
         {n: p.used for n, p in snap.pes.items()},
-        snap.running, snap.running_tasks,
+        snap.running, snap.running_tasks, snap.pending,
         snap.quotas.running if snap.quotas else None,
         qm.load_control.running_tasks(),
     )

@@ -41,7 +41,6 @@ from minisge.formats.lines import SPOOL_HEADER, read_attributes, strip_header
 from minisge.formats.sge_types import SpecifierError, parse_number, parse_time
 from minisge.qmaster import accounting_writer, submit_checks
 from minisge.qmaster.job import Grant, Job, Task
-from minisge.qmaster.job_facts import deadline_time
 from minisge.qmaster.running_jobs import RunningJob, RunningJobs
 from minisge.qmaster.spool import QmasterSpool, SpoolError, atomic_write, list_text, parse_list
 from minisge.rules import limits
@@ -624,24 +623,7 @@ class ConfigState:
             if not eligible:
                 others.append(counted[job.number].facts(job, now))
                 continue
-            pe_request = spec.get("pe")
-            requests = dict(spec.get("hard_resources") or {})
-            queues = tuple(spec.get("hard_queues") or ())
-            pe = (pe_request["name"], tuple(job.pe_ranges)) if pe_request else None
-            project = spec.get("project") or None
-            deadline = deadline_time(spec.get("deadline"), now)
-            soft_requests = dict(spec.get("soft_resources") or {})
-            soft_queues = tuple(spec.get("soft_queues") or ())
-            master_queues = tuple(spec.get("master_queues") or ())
-            # scheduler.pending_tasks: PendingTask(task_id=tid, **fields) for each tid, made fast
-            pending += scheduler.pending_tasks(dict(
-                job_id=job.number, owner=job.owner, priority=job.priority, requests=requests,
-                queues=queues, pe=pe, group=job.group, project=project,
-                soft_requests=soft_requests, soft_queues=soft_queues, master_queues=master_queues,
-                submission_time=job.submission_time, deadline=deadline,
-                execution_time=job.execution_time, ar=int(spec.get("ar") or 0),
-                duration=job_duration(requests.get("h_rt"), default_duration),
-                interactive=bool(spec.get("interactive")), reserve=bool(spec.get("reserve"))), eligible)
+            pending += counted[job.number].pending_tasks(job, eligible, now, default_duration)
         global_host = self.exec_hosts.get("global")
         return scheduler.Snapshot(
             qinstances=tuple(qis),

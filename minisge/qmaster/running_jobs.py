@@ -5,7 +5,8 @@ slots its tasks hold in each queue instance and parallel environment, the
 consumables they book (complex(5)), the resource map instances they hold
 (sge_rsmap(5)), their entries of the schedule (sched_conf(5)), the resource
 quota requests they hold (sge_resource_quota(5)), the running tasks load
-control looks at, and the job's sge_priority(5) facts.  None of that
+control looks at, the job's sge_priority(5) facts, and its pending tasks as
+the scheduler takes them.  None of that
 changes unless the job does: :class:`RunningJobs` keeps it per job, with
 the parts of the job it was counted from, and counts a job again only when
 one of those parts is another object or has another value.
@@ -24,7 +25,7 @@ from typing import Any
 
 from minisge import scheduler
 from minisge.qmaster.job import RUNNING, Job
-from minisge.qmaster.job_facts import job_facts
+from minisge.qmaster.job_facts import deadline_time, job_facts
 from minisge.scheduler.complexes import ComplexIndex
 from minisge.scheduler.job_order import JobFacts
 from minisge.scheduler.load_alarms import RunningTask
@@ -34,8 +35,11 @@ from minisge.scheduler.quota import QuotaRequest
 def _key(job: Job, cx: ComplexIndex, durations: tuple[float, float]) -> tuple[Any, ...]:
     """The parts of ``job`` (and of the configuration) what a pass counts of it comes from."""
     spec = job.spec
-    return (cx, durations, job.owner, job.group, job.priority, job.submission_time, not job.pending,
-            spec.get("hard_resources"), spec.get("pe"), spec.get("project"), spec.get("deadline"),
+    get = spec.get
+    return (cx, durations, job.owner, job.group, job.priority, job.submission_time, job.execution_time,
+            not job.pending, get("hard_resources"), get("pe"), get("project"), get("deadline"),
+            get("hard_queues"), get("soft_resources"), get("soft_queues"), get("master_queues"), get("ar"),
+            get("interactive"), get("reserve"),
             tuple((t, t.state, t.start_time, t.granted, t.granted_pe, frozenset(t.suspended_by))
                   for t in job.tasks.values()))
 
@@ -43,12 +47,13 @@ def _key(job: Job, cx: ComplexIndex, durations: tuple[float, float]) -> tuple[An
 class RunningJob:
     """One job as the passes count it (see the module)."""
 
-    __slots__ = ("key", "used", "pe_used", "debits", "resource_maps", "schedule_entries",
-                 "quota_requests", "running_tasks", "_facts")
+    __slots__ = ("_job_duration", "key", "used", "pe_used", "debits", "resource_maps", "schedule_entries",
+                 "quota_requests", "running_tasks", "_facts", "_pending")
 
     def __init__(self, job: Job, key: tuple[Any, ...], cx: ComplexIndex, durations: tuple[float, float],
                  job_duration: Callable[[Any, float], float]) -> None:
         self.key = key
+        self._job_duration = job_duration
         spec = job.spec
         requests = dict(spec.get("hard_resources") or {})
         project = spec.get("project") or None
@@ -94,6 +99,7 @@ class RunningJob:
         self.quota_requests = tuple(quota_requests)
         self.running_tasks = tuple(running)
         self._facts: JobFacts | None = None
+        self._pending: tuple[tuple[int, ...], list[scheduler.PendingTask]] | None = None
 
     def facts(self, job: Job, now: float) -> JobFacts:
         """sge_priority(5)'s facts of the job (a ``-dl`` deadline without a
@@ -104,6 +110,33 @@ class RunningJob:
         if not job.spec.get("deadline"):
             self._facts = f
         return f
+
+
+    def pending_tasks(self, job: Job, eligible: list[int], now: float,
+                      default_duration: float) -> list[scheduler.PendingTask]:
+        """The scheduler's pending tasks of ``eligible`` (task ids of the job):
+        the same objects pass after pass while they are the same tasks (not
+        for a ``-dl`` job: its deadline is read in the year of ``now``)."""
+        ids = tuple(eligible)
+        kept = self._pending
+        if kept is not None and kept[0] == ids:
+            return kept[1]
+        spec = job.spec
+        pe_request = spec.get("pe")
+        requests = dict(spec.get("hard_resources") or {})
+        tasks = scheduler.pending_tasks(dict(
+            job_id=job.number, owner=job.owner, priority=job.priority, requests=requests,
+            queues=tuple(spec.get("hard_queues") or ()),
+            pe=(pe_request["name"], tuple(job.pe_ranges)) if pe_request else None, group=job.group,
+            project=spec.get("project") or None, soft_requests=dict(spec.get("soft_resources") or {}),
+            soft_queues=tuple(spec.get("soft_queues") or ()), master_queues=tuple(spec.get("master_queues") or ()),
+            submission_time=job.submission_time, deadline=deadline_time(spec.get("deadline"), now),
+            execution_time=job.execution_time, ar=int(spec.get("ar") or 0),
+            duration=self._job_duration(requests.get("h_rt"), default_duration),
+            interactive=bool(spec.get("interactive")), reserve=bool(spec.get("reserve"))), eligible)
+        if not spec.get("deadline"):
+            self._pending = (ids, tasks)
+        return tasks
 
 
 def running_tasks(counted: Mapping[int, RunningJob]) -> list[RunningTask]:

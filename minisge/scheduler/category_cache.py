@@ -62,7 +62,22 @@ def job_category(task: PendingTask) -> Category:
     decides where a task may run -- resources, queues, PE, and owner, group
     and project for access lists and quotas -- so every PendingTask field but
     its identity and its place in the order.  Tasks of one category fit or
-    fail alike; a category found unplaceable is not tried again in the pass."""
+    fail alike; a category found unplaceable is not tried again in the pass.
+    Remembered in the (immutable) task: a snapshot may hand a pass the same
+    task objects as the pass before."""
+    kept = task.__dict__.get(_KEPT)
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    category = _category(task)
+    object.__setattr__(task, _KEPT, category)
+    return category
+
+
+#: the name a task keeps its category under (no field: not compared, not printed)
+_KEPT = "_category"
+
+
+def _category(task: PendingTask) -> Category:
     values: Any = _category_values(task)
     if _DICT_AT:
         values = list(values)
