@@ -56,7 +56,7 @@ from minisge.protocol.json_text import Decoder, dumps
 
 TYPE_CHECKING = False  # not typing's: a command must not pay for importing typing
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any, Protocol, TypeVar
 
     Message = dict[str, Any]
@@ -167,16 +167,29 @@ def encode(msg: Message) -> bytes:
     return MAGIC + VERSION.to_bytes(1, "big") + len(payload).to_bytes(4, "big") + payload
 
 
+_CONTAINERS = (dict, list, tuple)
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def _check_keys(value: object) -> None:
-    """Reject non-string keys, which JSON would silently turn into strings."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise ProtocolError(f"message key {key!r} is not a string")
-            _check_keys(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _check_keys(item)
+    """Reject non-string keys, which JSON would silently turn into strings
+    (without a call per value: a long reply is mostly scalars)."""
+    if not isinstance(value, _CONTAINERS):
+        return
+    todo: list[object] = [value]
+    while todo:
+        item = todo.pop()
+        values: Iterable[object]
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    raise ProtocolError(f"message key {key!r} is not a string")
+            values = item.values()
+        else:
+            values = item  # type: ignore[assignment]  # a list or tuple: only those are pushed
+        for v in values:
+            if type(v) not in _SCALARS and isinstance(v, _CONTAINERS):
+                todo.append(v)
 
 
 def check_header(header: bytes | bytearray, max_payload: int = MAX_PAYLOAD) -> int:
