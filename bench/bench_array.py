@@ -13,7 +13,15 @@ the wall time of each step for an array of ``--tasks`` tasks:
 
 and the size of the job's spool file.
 
+With ``--cell`` it times the whole cycle instead, as ``bench/bench_cell.py``
+does: a private all-in-one cell (``minisge start --slots 2``, all.q's
+load_thresholds NONE: the machine's other load does not hold it) in a temporary
+SGE_ROOT, ``qsub -t 1-N -b y /bin/true``, from the submit to the last
+accounting record; ``--runs`` arrays one after the other, the median printed
+with the machine's load.
+
     python bench/bench_array.py [--tasks 75000] [--slots 4]
+    python bench/bench_array.py --cell [--tasks 1000] [--runs 5] [--slots 2]
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -109,11 +119,68 @@ async def main(tasks: int, slots: int, tmp: str) -> None:
     assert rc == 0, lines
 
 
+def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
+    """The array's end-to-end figure on a running cell, ``runs`` times."""
+    bindir = os.path.dirname(sys.executable)
+    env = dict(os.environ, SGE_ROOT=os.path.join(tmp, "root"))
+    for k in ("SGE_CELL", "SGE_QMASTER_PORT", "SGE_EXECD_PORT"):
+        env.pop(k, None)
+    acct = os.path.join(env["SGE_ROOT"], "default", "common", "accounting")
+    subprocess.run([os.path.join(bindir, "minisge"), "start", "--slots", str(slots)], env=env, check=True,
+                   capture_output=True)
+    try:
+        # the machine's other load (np_load_avg) must not hold the array back
+        subprocess.run([os.path.join(bindir, "qconf"), "-rattr", "queue", "load_thresholds", "NONE", "all.q"],
+                       env=env, check=True, capture_output=True)
+        rates = []
+        for i in range(runs):
+            load = open("/proc/loadavg").read().split()[0]
+            base = records(acct)
+            t0 = time.perf_counter()
+            subprocess.run([os.path.join(bindir, "qsub"), "-t", f"1-{tasks}", "-b", "y", "-o", "/dev/null", "-j", "y",
+                            "/bin/true"], env=env, check=True, capture_output=True, cwd="/tmp")
+            t1 = wait_records(acct, base + tasks)
+            rates.append(tasks / (t1 - t0))
+            print(f"run {i + 1}: {tasks}-task array of /bin/true, submit to last accounting record "
+                  f"{t1 - t0:6.2f} s  {rates[-1]:7.1f} tasks/s  (load {load})", flush=True)
+        print(f"median of {runs}: {statistics.median(rates):.1f} tasks/s ({slots} slots, {os.cpu_count()} cores)")
+    finally:
+        subprocess.run([os.path.join(bindir, "minisge"), "stop"], env=env, capture_output=True)
+
+
+def records(path: str) -> int:
+    try:
+        with open(path) as f:
+            return sum(1 for ln in f if ln[:1] != "#" and len(ln) > 1)
+    except FileNotFoundError:
+        return 0
+
+
+def wait_records(path: str, n: int, timeout: float = 600) -> float:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if records(path) >= n:
+            return time.perf_counter()
+        time.sleep(0.01)
+    raise SystemExit(f"timed out waiting for {n} accounting records")
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
-    p.add_argument("--tasks", type=int, default=75000)
-    p.add_argument("--slots", type=int, default=4)
+    p.add_argument("--tasks", type=int, default=None, help="75000; 1000 with --cell")
+    p.add_argument("--slots", type=int, default=None, help="4; 2 with --cell")
+    p.add_argument("--cell", action="store_true", help="the whole cycle on a running cell, end to end")
+    p.add_argument("--runs", type=int, default=5, help="with --cell: arrays timed, the median printed")
     args = p.parse_args()
+    if args.cell:
+        tmp = tempfile.mkdtemp(prefix="bench-array-cell-")
+        try:
+            cell_runs(args.tasks or 1000, args.slots or 2, args.runs, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        sys.exit(0)
+    args.tasks = args.tasks or 75000
+    args.slots = args.slots or 4
     tmp = tempfile.mkdtemp(prefix="bench-array-")
     try:
         trio.run(main, args.tasks, args.slots, tmp)

@@ -9,14 +9,20 @@ Starts a private all-in-one cell in a temporary SGE_ROOT and prints medians:
   first instruction (the job writes the clock);
 - end to end throughput: N ``/bin/true`` jobs from a loop of ``qsub`` calls,
   and as one array, from the first submit to the last accounting record;
-- the daemon's memory (RSS) idle and with 10,000 pending jobs.
+- the daemon's memory (RSS) idle and with 10,000 pending jobs;
+- with ``--spooled N`` (e.g. 100000): the daemon's memory and ``qstat``'s
+  time with N pending jobs, written into the stopped cell's spool as the
+  qmaster writes them (copies of the spool file of one held job that a real
+  ``qsub -h -b y /bin/true`` submitted, under new numbers), then loaded by the
+  daemon at its start, as after a restart (``--only-spooled``: that alone).
 
-    python bench/bench_cell.py [--jobs 1000] [--calls 30] [--peer]
+    python bench/bench_cell.py [--jobs 1000] [--calls 30] [--peer] [--spooled 100000 [--only-spooled]]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pwd
 import shutil
@@ -75,12 +81,62 @@ def wait_records(path: str, n: int, timeout: float = 600) -> float:
     raise SystemExit(f"timed out waiting for {n} accounting records")
 
 
+def spool_pending(env: dict, n: int) -> tuple[int, float]:
+    """Stop the cell, copy the spool file of one held job a real qsub
+    submitted until ``n`` jobs are pending, start the cell (it loads them):
+    the daemon's pid and the seconds its start took."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from minisge.cell import Cell
+    from minisge.qmaster.spool import QmasterSpool, job_relpath
+
+    p = subprocess.run([cmd("qsub"), "-terse", "-h", "-b", "y", "/bin/true"], env=env, capture_output=True,
+                       text=True, cwd="/tmp", check=True)
+    first = int(p.stdout.strip().split(".")[0])
+    subprocess.run([cmd("minisge"), "stop"], env=env, check=True, capture_output=True)
+    spool = QmasterSpool(Cell(env["SGE_ROOT"], "default"))
+    with open(os.path.join(spool.dir, job_relpath(first))) as f:
+        template = json.load(f)
+    have = sum(len(files) for _d, _s, files in os.walk(os.path.join(spool.dir, "jobs")))
+    number = spool.read_jobseqnum()
+    for _ in range(max(0, n - have)):
+        number += 1
+        spool.write_job(number, dict(template, number=number), sync=False)
+    spool.write_jobseqnum(number)
+    t0 = time.perf_counter()
+    # minisge start waits 30 s for an answer: a big spool may take longer to load
+    subprocess.run([cmd("minisge"), "start", "--slots", "2"], env=env, capture_output=True)
+    while run([cmd("qstat"), "-u", "nobody"], env)[1].returncode != 0:
+        if time.perf_counter() - t0 > 1800:
+            raise SystemExit("the daemon did not answer within 30 minutes of its start")
+        time.sleep(0.5)
+    took = time.perf_counter() - t0
+    return int(open(os.path.join(env["SGE_ROOT"], "default", "spool", "qmaster", "qmaster.pid")).read()), took
+
+
+def spooled_figures(env: dict, n: int, calls: int) -> None:
+    pid, took = spool_pending(env, n)
+    time.sleep(1.0)
+    jobs = sum(len(files) for _d, _s, files in os.walk(
+        os.path.join(env["SGE_ROOT"], "default", "spool", "qmaster", "jobs")))
+    ts = []
+    for _ in range(calls):
+        t, p = run([cmd("qstat")], env)
+        assert p.returncode == 0, p.stderr
+        ts.append(t)
+    lines = p.stdout.count("\n") - 2
+    print(f"spooled: {jobs} pending jobs loaded at the daemon's start in {took:.1f} s; daemon RSS "
+          f"{rss_kb(pid) / 1024:.1f} MB; qstat ({lines} lines) median of {calls}: "
+          f"{statistics.median(ts) * 1000:.0f} ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=1000)
     ap.add_argument("--calls", type=int, default=30)
     ap.add_argument("--pending", type=int, default=10000)
     ap.add_argument("--peer", action="store_true", help="time the real Grid Engine's qsub/qstat too")
+    ap.add_argument("--spooled", type=int, default=0, help="pending jobs spooled before a restart (e.g. 100000)")
+    ap.add_argument("--only-spooled", action="store_true", help="only the --spooled figures")
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="minisge-bench-")
@@ -93,6 +149,9 @@ def main() -> None:
     genv = dict(os.environ, SGE_ROOT="/var/lib/gridengine", SGE_CELL="default")
     try:
         print(f"machine: {os.cpu_count()} cores, load {open('/proc/loadavg').read().split()[0]}")
+        if args.only_spooled:
+            spooled_figures(env, args.spooled or 100000, 5)
+            return
         time.sleep(0.5)
         idle_rss = rss_kb(pid)
 
@@ -206,8 +265,10 @@ def main() -> None:
         print(f"daemon RSS: idle {idle_rss / 1024:.1f} MB, with {args.pending} pending jobs "
               f"{rss_kb(pid) / 1024:.1f} MB "
               f"(submitted over one connection in {t_pend:.1f} s, {args.pending / t_pend:.0f}/s)")
-        t, p = run([cmd("qstat")], env)
-        print(f"qstat with {args.pending} pending jobs: {t * 1000:.0f} ms")
+        ts = [run([cmd("qstat")], env)[0] for _ in range(5)]
+        print(f"qstat with {args.pending} pending jobs (median of 5): {statistics.median(ts) * 1000:.0f} ms")
+        if args.spooled:
+            spooled_figures(env, args.spooled, 5)
     finally:
         subprocess.run([cmd("minisge"), "stop"], env=env, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)

@@ -3,9 +3,10 @@
 Everything that lists the commands reads this table: the single binary's
 entry (``packaging/entry.py``: which module a name runs), its PyInstaller
 spec (``packaging/minisge.spec``: the hidden imports), the links of its
-tarball (``packaging/links.py``), ``minisge -help`` and ``minisge NAME``.
-``pyproject.toml``'s ``[project.scripts]`` cannot read Python: a test
-(tests/test_commands_table.py) checks that it equals this table.
+tarball (``packaging/links.py``), ``minisge -help`` and ``minisge NAME``, and
+the launchers ``setup.py`` writes for ``pip install`` (read with ``ast``: one
+``#!python`` script per command that imports its module and runs ``main``,
+lighter than pip's console scripts, which import ``re`` first).
 
 Standard library only (every command imports it when run as ``minisge NAME``).
 """

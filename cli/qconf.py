@@ -387,7 +387,7 @@ def run(argv: list[str]) -> int:
         elif opt in ("-astnode", "-mstnode"):
             arg = take(argv, i, opt)
             i += 1
-            bad = [n for n in arg.replace(" ", ",").split(",") if n and not sge_types.NODE_SHARES.fullmatch(n)]
+            bad = [n for n in arg.replace(" ", ",").split(",") if n and not sge_types.is_node_share(n)]
             if bad:  # 8.1.9 checks the form before it asks the qmaster
                 sys.stderr.write(f"{bad[0]} is not a valid argument, see node_shares_list format\n"
                                  f"no modifications to sharetree\n{USAGE}")

@@ -14,11 +14,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
 
 from minisge.formats.submit_options import is_job_task
 from minisge.protocol import catalogue
 from minisge.protocol.client import SAYS_CHANGE, call, refused
+
+TYPE_CHECKING = False  # not typing's (nor collections'): qdel must start fast
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 USAGE = """\
 SGE 8.1.9

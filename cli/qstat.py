@@ -364,6 +364,30 @@ def select_jobs(jobs: list[dict[str, Any]], states: str, queues: set[str] | None
     return out
 
 
+def reply_jobs(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """The job dicts of a listing's reply, its ``brief_jobs`` made dicts
+    again (qstat_out.BRIEF_KEYS), all in job number order."""
+    jobs: list[dict[str, Any]] = list(reply.get("jobs") or ())
+    brief = reply.get("brief_jobs")
+    if not brief:
+        return jobs
+    rows = [qstat_out.brief_job(row) for row in brief]
+    if not jobs:
+        return rows
+    return sorted(jobs + rows, key=lambda j: int(j["job_number"]))  # two sorted runs
+
+
+def select_brief(brief: list[list[Any]], states: str, hide_pending: set[int]) -> list[list[Any]]:
+    """The brief pending jobs (qstat_out.BRIEF_KEYS) ``-s`` keeps, as
+    :func:`select_jobs` keeps their job dicts: all with ``p`` or no
+    selection, else those with a hold ``-s h...`` names; none of ``hide_pending``."""
+    if hide_pending:
+        brief = [b for b in brief if b[0] not in hide_pending]
+    if not states or "p" in states:
+        return brief
+    return [b for b in brief if any(("h" + k) in states for k in b[7])]
+
+
 def _granted_queue(task: dict[str, Any]) -> str | None:
     granted = task.get("granted")
     if granted:
@@ -577,6 +601,7 @@ def show_status(args: Args) -> int:
         request["finished"] = True
     if not args.flags & {"-ext", "-pri", "-urg", "-r", "-xml"}:
         request["detail"] = False  # the listing's columns alone: a lighter reply
+        request["brief"] = True  # and a plain pending job as one array (qstat_out.BRIEF_KEYS)
     reply = _ask(request)
     if reply.get("unknown_resource"):
         return 1  # 8.1.9: nothing printed
@@ -602,7 +627,13 @@ def show_status(args: Args) -> int:
                                                               queue_width=opts.queue_width))
         return 0
     names = {q["name"] for q in queue_info} if need_queues else None
-    jobs = select_jobs(list(reply.get("jobs") or ()), args.states, names, set(reply.get("hide_pending") or ()))
+    hidden = set(reply.get("hide_pending") or ())
+    brief: list[list[Any]] = []
+    if args.json or xml:
+        jobs = select_jobs(reply_jobs(reply), args.states, names, hidden)
+    else:  # the plain pending jobs as they came: printed without a dict each
+        jobs = select_jobs(list(reply.get("jobs") or ()), args.states, names, hidden)
+        brief = select_brief(list(reply.get("brief_jobs") or ()), args.states, hidden)
     finished = list(reply.get("finished") or ())  # -s z
     if args.full:
         queues = [_explained(q, args.explain, args.resources) for q in queue_info]
@@ -615,7 +646,7 @@ def show_status(args: Args) -> int:
         elif xml:
             sys.stdout.write(qstat_out.format_xml(jobs, queues, full=True, opts=opts, finished=finished))
         else:
-            sys.stdout.write(qstat_out.format_full(queues, jobs, opts, finished=finished))
+            sys.stdout.write(qstat_out.format_full(queues, jobs, opts, finished=finished, brief=brief))
         return 0
     order = [q["name"] for q in queue_info] if need_queues else reply.get("queues")
     if args.json:
@@ -623,7 +654,7 @@ def show_status(args: Args) -> int:
     elif xml:
         sys.stdout.write(qstat_out.format_xml(jobs, order, opts=opts, finished=finished))
     else:
-        sys.stdout.write(qstat_out.format_job_list(jobs, order, opts, finished=finished))
+        sys.stdout.write(qstat_out.format_job_list(jobs, order, opts, finished=finished, brief=brief))
     return 0
 
 

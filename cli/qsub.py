@@ -7,7 +7,7 @@ thousands of ``qsub`` calls must not pay for trio or attrs.
 
 from __future__ import annotations
 
-import signal
+import _signal  # type: ignore[import-not-found]  # not signal: its enum costs a command milliseconds at start-up
 import sys
 
 from minisge import protocol
@@ -30,11 +30,19 @@ def read_text_file(path: str) -> str:
         return f.read()
 
 
+def _signal_names() -> dict[int, str]:
+    """signal.Signals' names by number, without the enum: of two names for a
+    number (SIGABRT and SIGIOT) the first in the alphabet, as the enum has it."""
+    names: dict[int, str] = {}
+    for name, num in sorted(((k, v) for k, v in vars(_signal).items()
+                             if k.isupper() and k.startswith("SIG") and not k.startswith("SIG_")),
+                            key=lambda kv: (kv[1], kv[0])):
+        names.setdefault(num, name)
+    return names
+
+
 def _signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return str(num)
+    return _signal_names().get(num, str(num))
 
 
 #: qsub -pty y: refused (a batch job has no terminal; qrsh and qlogin give one)

@@ -15,7 +15,6 @@ imported by the commands: standard library only.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 TYPE_CHECKING = False  # not typing's: the commands import this module and must start fast
 if TYPE_CHECKING:

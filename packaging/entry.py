@@ -11,6 +11,7 @@ sys.executable is the binary.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -38,7 +39,12 @@ def main() -> int:
     if bundle is not None:
         sys.path.append(os.path.join(bundle, DEFERRED))
     module, args = target(sys.argv)
-    result: int = importlib.import_module(module).main(args)
+    gc.disable()  # no collection while the command's modules load (setup.py's launchers do the same)
+    try:
+        command = importlib.import_module(module)
+    finally:
+        gc.enable()
+    result: int = command.main(args)
     return result
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import trio
 
+from minisge.cell import Cell
 from minisge.execd import task_dir
-from minisge.execd.execd import task_key
+from minisge.execd.execd import Execd, empty_dir, task_key
 from minisge.execd.job_control import ExecdJobControl
 from minisge.execd.limit_watch import LimitWatch
 from minisge.rules import exit_codes
@@ -230,3 +231,22 @@ async def test_a_suspend_after_its_notify_time_stops_the_job(tmp_path: Path) -> 
             nursery.cancel_scope.cancel()
     finally:
         await _end(child)
+
+
+def test_an_acknowledged_tasks_directory_leaves_active_jobs_at_once_and_is_deleted_later(tmp_path: Path) -> None:
+    async def report(msg: dict[str, object]) -> None:
+        pass
+
+    execd = Execd(Cell(str(tmp_path / "root")), "h1", report)
+    os.makedirs(execd.active)
+    os.makedirs(execd.removing)
+    d = execd.job_dir(5, 1)
+    os.makedirs(d)
+    for name in ("config", "pid", "usage", "exit_status"):
+        Path(d, name).write_text("x")
+    execd.remove_dir(d)
+    assert os.listdir(execd.active) == []  # the name is free for a re-run of the task
+    assert len(os.listdir(execd.removing)) == 1
+    execd.remove_dir(d)  # a repeated acknowledgement: nothing there any more
+    empty_dir(execd.removing)
+    assert os.listdir(execd.removing) == []

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
+import trio
 
 from minisge.cell import Cell
 from minisge.daemon.cell_init import init_cell
-from minisge.qmaster import spool
+from minisge.qmaster import accounting_writer, spool
+from minisge.qmaster.outbox import ExecdLink
 from minisge.qmaster.qmaster import Qmaster
 
 REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}
@@ -33,3 +36,39 @@ def test_a_successor_whose_predecessor_ended_just_before_a_kill_is_released(qm):
     again = Qmaster(qm.cell, "h1")
     again.load()
     assert again.jobs[second].predecessors == [] and not again.jobs[second].held
+
+
+class Taker(ExecdLink):
+    """Takes the qmaster's messages to the execd of ``host``."""
+
+    def __init__(self, host: str):
+        self.host = host
+        self.sent: list[dict[str, Any]] = []
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        self.sent.append(msg)
+
+
+def test_a_tasks_end_is_in_the_accounting_file_at_once_and_acknowledged_only_once_synced(qm, monkeypatch):
+    taker = Taker("h1")
+    qm.execds["h1"] = taker
+    qm.config.register_execd("h1")
+    job_id = qm.submit(dict(REQ), 0, 0)["job_id"]
+    assert [t.task_id for _, t in qm.flush(qm.schedule())] == [1]
+    synced: list[str] = []
+    real_sync = accounting_writer.sync
+    monkeypatch.setattr(accounting_writer, "sync", lambda path: (synced.append(path), real_sync(path)))
+    qm.task_finished({"op": "task_end", "host": "h1", "job_id": job_id, "task_id": 1, "exit_status": 0,
+                      "failed": 0, "usage": {}})
+    qm.ack_task_end("h1", job_id, 1)
+    # written before the task leaves qstat (qacct sees it), not yet synced
+    assert job_id not in qm.jobs
+    with open(qm.cell.accounting, encoding="utf-8") as f:
+        assert [ln for ln in f if not ln.startswith("#")][0].split(":")[5] == str(job_id)
+    assert synced == [] and qm.accounting_unsynced
+    trio.run(qm.deliver)  # no flush yet: the execd must keep the task's directory
+    assert not [m for m in taker.sent if m["op"] == "ack_end"]
+    qm.flush()  # one fdatasync for the pass's ends
+    assert synced == [qm.cell.accounting] and not qm.accounting_unsynced
+    trio.run(qm.deliver)
+    assert [m for m in taker.sent if m["op"] == "ack_end"] == [{"op": "ack_end", "job_id": job_id, "task_id": 1}]

@@ -16,6 +16,12 @@ dropped, so that the qmaster puts it back to pending (``reconcile_host``).
 One task's trouble with its files (a full disk, say) is logged and costs
 that task's report a retry, never the daemon.
 
+An acknowledged task's directory is renamed into ``removing/`` beside
+``active_jobs/`` (one rename, at once: the name is free for a re-run of the
+task) and deleted there by a worker thread (:meth:`Execd.remove_acked`),
+many at a time, off the daemon's loop; what a crash left there goes at the
+next start.
+
 The execd's components are made with it and run in its nursery
 (:meth:`Execd.run`): the job control (:mod:`minisge.execd.job_control`), the
 PE tasks (:mod:`minisge.execd.pe_tasks`), the data collector that enforces
@@ -71,6 +77,7 @@ log = logging.getLogger("minisge.execd")
 
 LOAD_REPORT_INTERVAL = 10.0  # seconds between two load reports (sge_conf(5) load_report_time)
 PID_WAIT = 5.0  # seconds a claimed task's shepherd has to write its pid into the ``pid`` file
+REMOVAL_GATHER = 0.2  # seconds the acknowledged task directories gather before a thread deletes them
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)  # a task's end that could not be read or reported: next tries
 
 # TEST HOOK (integration tests only): with MINISGE_TEST_CRASH_BEFORE_SHEPHERD=N in
@@ -91,6 +98,17 @@ async def wait_for_pid(task_dir: str) -> int | None:
         await trio.sleep(0.01)
     return read_int(path)
 
+def remove_empty_dir(path: str) -> bool:
+    """Remove ``path`` if it is an empty directory (a TMPDIR the job left
+    nothing in: no thread needed); False when it is not (or not gone)."""
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
 Report = Callable[[dict[str, Any]], Awaitable[None]]
 
 
@@ -101,7 +119,11 @@ class Execd:
         self.report = report  # sends a message to the qmaster
         self.spool = cell.execd_spool(host)
         self.active = os.path.join(self.spool, "active_jobs")
+        self.removing = os.path.join(self.spool, "removing")  # acknowledged task directories, being deleted
+        self.removals = 0  # directories moved into ``removing``: their unique names
+        self.removal_due = trio.Event()  # set when ``removing`` has something
         self.running: dict[TaskKey, RunningTask] = {}
+        self.configs: dict[TaskKey, dict[str, Any]] = {}  # the configs start wrote, until watch has them
         self.unwritten_ends: dict[TaskKey, dict[str, Any]] = {}  # ends whose marker a full disk kept off
         self.launcher = ShepherdLauncher()
         self.limit_watch = LimitWatch()
@@ -122,6 +144,7 @@ class Execd:
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         os.makedirs(self.active, exist_ok=True)
+        os.makedirs(self.removing, mode=0o700, exist_ok=True)
         secure_spool(self.spool)  # task directories written before with other modes
         self.params.current()  # says at once which execd_params have no effect
         async with trio.open_nursery() as nursery:
@@ -131,6 +154,7 @@ class Execd:
             await nursery.start(self.job_control.run)
             await nursery.start(self.pe_tasks.run)
             await self.recover()
+            nursery.start_soon(self.remove_acked)
             nursery.start_soon(self.report_load)
             task_status.started()
 
@@ -181,6 +205,7 @@ class Execd:
                 job_id, task_id = msg.get("job_id"), msg.get("task_id")
                 if isinstance(job_id, int) and isinstance(task_id, int):
                     self.running.pop((job_id, task_id), None)
+                    self.configs.pop((job_id, task_id), None)
                     self.drop_unstarted(self.job_dir(job_id, task_id))
                 await self.report({"op": "task_end", "job_id": job_id, "task_id": task_id,
                                    "host": self.host, "failed": exit_codes.ESSTATE_NO_CONFIG,
@@ -204,9 +229,32 @@ class Execd:
                 if self.params.keep_active:  # sge_conf(5) execd_params KEEP_ACTIVE
                     keep(self.job_dir(*key))
                 else:
-                    shutil.rmtree(self.job_dir(*key), ignore_errors=True)  # a few small files
+                    self.remove_dir(self.job_dir(*key))
         except OSError:  # one task's files (a full disk): logged, never the daemon's end
             log.exception("cannot handle %s of task %s.%s", op, msg.get("job_id"), msg.get("task_id"))
+
+    def remove_dir(self, task_dir: str) -> None:
+        """An acknowledged task's directory out of ``active_jobs`` at once (a
+        rename into ``removing``), deleted later by :meth:`remove_acked`."""
+        self.removals += 1
+        try:
+            os.rename(task_dir, os.path.join(self.removing, f"{os.path.basename(task_dir)}-{self.removals}"))
+        except FileNotFoundError:
+            return  # gone already (a repeated acknowledgement)
+        except OSError:
+            log.warning("cannot move %s into %s: deleted where it is", task_dir, self.removing)
+            shutil.rmtree(task_dir, ignore_errors=True)
+            return
+        self.removal_due.set()
+
+    async def remove_acked(self) -> None:
+        """Delete what is in ``removing`` (a worker thread, all there is each
+        time): the acknowledged tasks' directories, and what a crash left."""
+        while True:
+            await trio.to_thread.run_sync(empty_dir, self.removing)
+            await self.removal_due.wait()
+            await trio.sleep(REMOVAL_GATHER)  # one thread's work for all the ends of a while
+            self.removal_due = trio.Event()
 
     def start(self, msg: Mapping[str, Any]) -> RunningTask | None:
         """Set a task up: its directory, config, TMPDIR (in that order: a
@@ -245,6 +293,7 @@ class Execd:
                         cfg["tmpdir"], made)
             use_tmpdir(cfg, made)
         write_config(d, cfg)
+        self.configs[key] = cfg  # for its watch: not read back from disk
         task = RunningTask(d, None, limits=cfg["limits"], host_slots=cfg["host_slots"], h_rt=msg.get("h_rt"),
                            tmpdir=cfg["tmpdir"], job_id=key[0], cpus=tuple(processors(cores or [])))
         self.running[key] = task
@@ -360,9 +409,11 @@ class Execd:
         """Start the task's shepherd (``launch``), follow it to its end
         (applying the limits the execd watches), then report the end to the
         qmaster; trouble with the task's files is retried, never raised."""
+        cfg = self.configs.pop(key, None)
         if launch and not await self.launch(key, task):
             return
-        cfg = self.task_config(task.dir)
+        if cfg is None:  # a recovered task's
+            cfg = self.task_config(task.dir)
         if launch:
             self.send_mails(cfg, execd_mail.start_mails(cfg, self.host))
         sampled, died_through_signal = None, False
@@ -371,7 +422,7 @@ class Execd:
         if launch and task.pid is not None:  # the launcher saw how it ended
             status = await self.launcher.exit_status(task.pid)
             died_through_signal = status is not None and os.WIFSIGNALED(status)
-        report = await self.read_end(key, task.dir, died_through_signal)
+        report = await self.read_end(key, task.dir, died_through_signal, cfg or None)
         written = has_ended(task.dir)
         if report.get("usage") and sampled is not None:
             report["usage"].update(sampled.fields())  # the PDC's cpu, mem, io, maxvmem
@@ -380,7 +431,7 @@ class Execd:
             log.error("job %d.%d: its end (failed %s) cannot be written down: kept in memory", *key,
                       report.get("failed"))
             self.unwritten_ends[key] = report
-        if task.tmpdir:  # in a thread: a TMPDIR may hold many files
+        if task.tmpdir and not remove_empty_dir(task.tmpdir):  # one the job left files in: in a thread
             await trio.to_thread.run_sync(remove_tmpdir, task.tmpdir)
         self.running.pop(key, None)
         self.job_control.forget(key)
@@ -413,12 +464,13 @@ class Execd:
                 log.exception("cannot report the end of job %d.%d: tried again in %.0f s", *key, delay)
                 await trio.sleep(delay)
 
-    async def read_end(self, key: TaskKey, task_dir: str, died_through_signal: bool) -> dict[str, Any]:
+    async def read_end(self, key: TaskKey, task_dir: str, died_through_signal: bool,
+                       config: dict[str, Any] | None = None) -> dict[str, Any]:
         """The task's end report (:func:`minisge.execd.task_dir.end_report`),
         read again later while its files cannot be read."""
         for delay in retry_delays():
             try:
-                return end_report(task_dir, died_through_signal)
+                return end_report(task_dir, died_through_signal, config)
             except OSError:
                 log.exception("cannot read the end of job %d.%d: tried again in %.0f s", *key, delay)
                 await trio.sleep(delay)
@@ -437,6 +489,16 @@ def retry_delays() -> Iterator[float]:
     yield from RETRY_DELAYS
     while True:
         yield RETRY_DELAYS[-1]
+
+
+def empty_dir(path: str) -> None:
+    """Delete everything in the directory ``path`` (what cannot be is left)."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        shutil.rmtree(os.path.join(path, name), ignore_errors=True)
 
 
 def task_key(name: str) -> TaskKey | None:

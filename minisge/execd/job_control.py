@@ -30,7 +30,7 @@ import trio
 
 from minisge.execd.shepherd import VariableError, expand_command
 from minisge.execd.task_dir import TaskKey, killpg, read_config, read_int, write_file
-from minisge.formats.sge_conf import PROLOG_EPILOG_VARIABLES
+from minisge.formats.procedure_variables import PROLOG_EPILOG_VARIABLES
 from minisge.rules.job_control import DEFAULT_METHOD, signal_number
 
 log = logging.getLogger("minisge.execd")

@@ -36,6 +36,7 @@ descriptor of the launcher.  ``ps`` shows it as Grid Engine's:
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import selectors
@@ -224,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a ^C at the daemon's terminal is the daemon's
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     ctl = socket.socket(fileno=int(args[1]))
+    gc.freeze()  # what is loaded now is never collected: a shepherd's collections touch none of its pages
     Launcher(ctl).serve()
     return 0
 

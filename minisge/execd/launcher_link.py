@@ -13,6 +13,7 @@ from __future__ import annotations
 import array
 import json
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import trio
+
+import minisge
 
 log = logging.getLogger("minisge.execd")
 
@@ -57,9 +60,9 @@ class ShepherdLauncher:
         socket is passed (close_fds), and its cwd is ``/``."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "minisge.execd.launcher", "--fd", str(theirs.fileno())],
-                                    pass_fds=(theirs.fileno(),), close_fds=True, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, cwd="/")
+            argv, env = launcher_command(theirs.fileno())
+            proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), close_fds=True, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, cwd="/", env=env)
         except BaseException:
             ours.close()
             raise
@@ -181,6 +184,19 @@ class ShepherdLauncher:
                 await ev.wait()
             self.status_waiters.pop(pid, None)
         return self.statuses.pop(pid, None)
+
+
+def launcher_command(fd: int) -> tuple[list[str], dict[str, str] | None]:
+    """The launcher's command line and environment.  Under an interpreter
+    it runs with ``-S`` (no site: the launcher needs the standard library
+    and minisge alone, found through PYTHONPATH), so that it holds less
+    memory, which each shepherd's fork copies and the job's ru_maxrss
+    counts; the single binary (frozen) runs it as it runs its daemons."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "-m", "minisge.execd.launcher", "--fd", str(fd)], None
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minisge.__file__)))
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    return [sys.executable, "-S", "-m", "minisge.execd.launcher", "--fd", str(fd)], dict(os.environ, PYTHONPATH=path)
 
 
 def reap(proc: subprocess.Popen[bytes]) -> None:

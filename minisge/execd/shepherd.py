@@ -66,8 +66,7 @@ from typing import Any, NamedTuple
 
 from minisge.execd import interactive
 from minisge.execd.task_dir import END_MARKER, ReservedFile, end_marker, format_usage, read_config, write_file
-from minisge.formats.sge_conf import PROLOG_EPILOG_VARIABLES
-from minisge.formats.sge_pe import PROC_VARIABLES
+from minisge.formats.procedure_variables import PROC_VARIABLES, PROLOG_EPILOG_VARIABLES
 from minisge.rules import exit_codes, limits
 from minisge.rules.exit_codes import (
     SSTATE_BEFORE_JOB,

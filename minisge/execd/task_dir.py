@@ -24,8 +24,6 @@ import stat
 import time
 from typing import Any
 
-import attrs
-
 from minisge.rules import exit_codes
 
 TaskKey = tuple[int, int]  # (job id, array task id)
@@ -36,20 +34,29 @@ END_MARKER = "exit_status"
 KEPT_MARKER = "kept"  # sge_conf(5) execd_params KEEP_ACTIVE: an ended task's directory kept after its end was recorded
 
 
-@attrs.define(eq=False)
 class RunningTask:
-    """A task whose shepherd the execd follows (a job's or a PE task's)."""
+    """A task whose shepherd the execd follows (a job's or a PE task's).
+    A plain class (no attrs): this module is imported by the shepherd
+    launcher, whose every page each fork copies."""
 
-    dir: str  # its directory
-    pid: int | None  # its shepherd's pid (None: a recovered task whose shepherd never wrote it)
-    limits: dict[str, float] = attrs.Factory(dict)  # queue_conf(5) RESOURCE LIMITS (minisge.rules.limits)
-    host_slots: int = 1  # the slots it holds on this host: per-slot limits are multiplied by them
-    h_rt: float | None = None  # the job's wall clock limit from the start message
-    started: float = attrs.Factory(time.monotonic)  # for the wall clock
-    tmpdir: str | None = None  # its TMPDIR, removed at its end
-    stopped: bool = False  # suspended (a PE task follows its job)
-    job_id: int = 0  # for the shepherd's process title
-    cpus: tuple[int, ...] = ()  # the processors its -binding took (no other job is bound to them)
+    __slots__ = ("dir", "pid", "limits", "host_slots", "h_rt", "started", "tmpdir", "stopped", "job_id", "cpus")
+
+    def __init__(self, dir: str, pid: int | None, limits: dict[str, float] | None = None, host_slots: int = 1,
+                 h_rt: float | None = None, started: float | None = None, tmpdir: str | None = None,
+                 stopped: bool = False, job_id: int = 0, cpus: tuple[int, ...] = ()):
+        self.dir = dir  # its directory
+        self.pid = pid  # its shepherd's pid (None: a recovered task whose shepherd never wrote it)
+        self.limits: dict[str, float] = limits if limits is not None else {}  # queue_conf(5) RESOURCE LIMITS
+        self.host_slots = host_slots  # the slots it holds on this host: per-slot limits are multiplied by them
+        self.h_rt = h_rt  # the job's wall clock limit from the start message
+        self.started = time.monotonic() if started is None else started  # for the wall clock
+        self.tmpdir = tmpdir  # its TMPDIR, removed at its end
+        self.stopped = stopped  # suspended (a PE task follows its job)
+        self.job_id = job_id  # for the shepherd's process title
+        self.cpus = cpus  # the processors its -binding took (no other job is bound to them)
+
+    def __repr__(self) -> str:
+        return f"RunningTask(dir={self.dir!r}, pid={self.pid!r})"
 
     def wallclock_limits(self) -> dict[str, float]:
         """Its limits with the start message's h_rt folded in."""
@@ -222,8 +229,9 @@ def end_marker(failed: int, usage: dict[str, Any] | None) -> str:
     return f"{failed} {int(usage.get('exit_status', 0))} {int(usage.get('signal', 0))}\n"
 
 
-def read_results(task_dir: str) -> dict[str, Any]:
-    """What the shepherd left: the report to send to the qmaster."""
+def read_results(task_dir: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the shepherd left: the report to send to the qmaster (``config``:
+    the task's config when the caller has it, else it is read)."""
     report: dict[str, Any] = {}
     marker: list[str] = []
     try:
@@ -253,15 +261,15 @@ def read_results(task_dir: str) -> dict[str, Any]:
     except FileNotFoundError:
         pass
     try:  # which run of the task this was (the qmaster's dispatch time): a late report of an
-        dispatched = read_config(task_dir).get("dispatched")  # earlier run must not end a later one
-    except (OSError, ValueError):
+        dispatched = (config if config is not None else read_config(task_dir)).get("dispatched")  # earlier
+    except (OSError, ValueError):  # run must not end a later one
         dispatched = None
     if isinstance(dispatched, (int, float)):
         report["dispatched"] = dispatched
     return report
 
 
-def end_report(task_dir: str, died_through_signal: bool) -> dict[str, Any]:
+def end_report(task_dir: str, died_through_signal: bool, config: dict[str, Any] | None = None) -> dict[str, Any]:
     """The results of a shepherd that has ended.  One gone without its end
     marker (killed, or its host went down and the execd restarted) gets
     the lost state (:func:`minisge.rules.exit_codes.lost_shepherd_state`),
@@ -269,13 +277,13 @@ def end_report(task_dir: str, died_through_signal: bool) -> dict[str, Any]:
     even that cannot be written (a full disk), the state is in the report
     alone (:func:`has_ended` stays False)."""
     if has_ended(task_dir):
-        return read_results(task_dir)
+        return read_results(task_dir, config)
     state = exit_codes.lost_shepherd_state(died_through_signal)
     try:
         write_marker(os.path.join(task_dir, END_MARKER), f"{state}\n")
     except OSError:
-        return dict(read_results(task_dir), failed=state)
-    return read_results(task_dir)
+        return dict(read_results(task_dir, config), failed=state)
+    return read_results(task_dir, config)
 
 
 def recovered_task(task_dir: str) -> RunningTask:

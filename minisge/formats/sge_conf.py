@@ -27,6 +27,7 @@ import attrs
 
 from minisge.formats.errors import FormatError
 from minisge.formats.lines import logical_lines, write_attributes
+from minisge.formats.procedure_variables import PROLOG_EPILOG_VARIABLES
 from minisge.formats.sge_types import SpecifierError, parse_time
 
 GLOBAL = "global"
@@ -130,17 +131,6 @@ MAN_PAGE_DEFAULTS: dict[str, str] = {
     "additional_jvm_args": "",
 }
 
-# sge_conf(5) prolog: the variables a prolog/epilog command line may use
-# (prolog_epilog_variables[] in config_file.c).
-PROLOG_EPILOG_VARIABLES = frozenset({
-    "host", "ja_task_id", "job_owner", "job_id", "job_name", "processors",
-    "queue", "sge_cell", "sge_root", "stdin_path", "stdout_path",
-    "stderr_path", "merge_stderr", "fs_stdin_host", "fs_stdin_path",
-    "fs_stdin_tmp_path", "fs_stdin_file_staging", "fs_stdout_host",
-    "fs_stdout_path", "fs_stdout_tmp_path", "fs_stdout_file_staging",
-    "fs_stderr_host", "fs_stderr_path", "fs_stderr_tmp_path",
-    "fs_stderr_file_staging",
-})
 
 # --- parameter lists (qmaster_params, execd_params, reporting_params) ------
 

@@ -37,6 +37,7 @@ from minisge.formats.access_list import (
 )
 from minisge.formats.errors import FormatError
 from minisge.formats.lines import read_attributes, write_attributes
+from minisge.formats.procedure_variables import PROC_VARIABLES
 from minisge.formats.sge_types import SpecifierError
 
 ATTRIBUTES = (
@@ -59,16 +60,6 @@ PE_SLOTS, FILL_UP, ROUND_ROBIN = "$pe_slots", "$fill_up", "$round_robin"
 ALLOCATION_RULES = (PE_SLOTS, FILL_UP, ROUND_ROBIN)
 URGENCY_METHODS = ("min", "max", "avg")
 
-# sge_pe(5): the variables a start or stop procedure's command line may use.
-PROC_VARIABLES = (
-    "pe_hostfile", "host", "job_owner", "job_id", "job_name", "pe", "pe_slots",
-    "processors", "queue", "stdin_path", "stdout_path", "stderr_path",
-    "merge_stderr", "fs_stdin_host", "fs_stdin_path", "fs_stdin_tmp_path",
-    "fs_stdin_file_staging", "fs_stdout_host", "fs_stdout_path",
-    "fs_stdout_tmp_path", "fs_stdout_file_staging", "fs_stderr_host",
-    "fs_stderr_path", "fs_stderr_tmp_path", "fs_stderr_file_staging",
-    "sge_cell", "sge_root", "ja_task_id",
-)  # fmt: skip
 _VARIABLE = re.compile(r"\$([A-Za-z0-9_]*)")
 
 _TRUE_WORDS = ("true", "t", "yes", "y", "1")

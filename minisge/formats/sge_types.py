@@ -16,9 +16,11 @@ What the real ``qconf`` 8.1.9 accepts was checked value by value (``-1``,
 
 from __future__ import annotations
 
-import functools
-import math
-import re
+from minisge.formats import scan
+
+#: the values of INFINITY and of C's nan (float's own: no math module to import)
+INF = float("inf")
+NAN = float("nan")
 
 INFINITY = "INFINITY"
 
@@ -38,19 +40,8 @@ _LONG_MAX = 2**63 - 1
 _ULONG32 = 2**32 - 1
 _HOUR_MINUTE_LIMIT = 0x7FFFFFFF
 
-# What C's strtod() reads: leading white space, a sign, then a decimal number
-# with optional exponent, a hexadecimal float, inf/infinity or nan.
-_STRTOD = re.compile(
-    r"[ \t\n\v\f\r]*"
-    r"(?P<num>[+-]?(?:"
-    r"0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
-    r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?"
-    r"|[nN][aA][nN](?:\([0-9A-Za-z_]*\))?"
-    r"))"
-)
-# What C's strtol(s, &end, 0) reads when s starts with "0": hex or octal.
-_STRTOL0 = re.compile(r"0[xX](?P<hex>[0-9a-fA-F]+)|0(?P<oct>[0-7]*)")
+#: what may stand between the parentheses of C's "nan(...)"
+_NAN_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
 
 class SpecifierError(ValueError):
@@ -59,18 +50,22 @@ class SpecifierError(ValueError):
 
 def _strtod(text: str, pos: int = 0) -> tuple[float, int]:
     """C ``strtod``: the number at ``pos`` and the index after it (``pos`` if none)."""
-    m = _STRTOD.match(text, pos)
-    if not m:
-        return 0.0, pos
-    tok = m.group("num")
-    body = tok.lstrip("+-")
-    if body[:2] in ("0x", "0X"):
-        val = float.fromhex(tok)
-    elif body[:1] in ("n", "N"):
-        val = math.nan
-    else:
-        val = float(tok)
-    return val, m.end()
+    start = scan.skip(text, pos, scan.C_SPACE)  # leading white space, a sign, then a
+    body = scan.sign_end(text, start)  # hexadecimal float, a decimal number, inf[inity] or nan[(chars)]
+    if (end := scan.hex_number_end(text, body)) > body:
+        return float.fromhex(text[start:end]), end
+    if (end := scan.decimal_number_end(text, body)) > body:
+        return float(text[start:end]), end
+    word = text[body:body + 3]
+    if word.isascii() and word.lower() == "inf":
+        end = body + 8 if text[body + 3:body + 8].isascii() and text[body + 3:body + 8].lower() == "inity" else body + 3
+        return float(text[start:end]), end
+    if word.isascii() and word.lower() == "nan":
+        end = body + 3
+        if text[end:end + 1] == "(" and text[(close := scan.set_end(text, end + 1, _NAN_CHARS)):close + 1] == ")":
+            end = close + 1
+        return NAN, end
+    return 0.0, pos
 
 
 def _multiplier(text: str, pos: int) -> float:
@@ -122,10 +117,22 @@ def parse_number(text: str) -> float:
     """
     if not isinstance(text, str):
         raise SpecifierError(f"{text!r} is not a number")
-    return _parse_number(text)
+    value = _REMEMBERED.get(text)
+    if value is None:
+        value = _parse_number(text)
+        if len(_REMEMBERED) >= _REMEMBER_AT_MOST:
+            _REMEMBERED.clear()
+        _REMEMBERED[text] = value
+    return value
 
 
-@functools.lru_cache(maxsize=4096)
+#: parse_number's values by text: a pass reads the same few request values of
+#: every running job again (a plain dict, not functools.lru_cache: functools
+#: imports collections, which every command would pay for at its start)
+_REMEMBERED: dict[str, float] = {}
+_REMEMBER_AT_MOST = 4096
+
+
 def _parse_number(text: str) -> float:
     """parse_number of a string, remembered: a pass reads the same few request
     values of every running job again (a bad value raises, and is not kept)."""
@@ -135,7 +142,7 @@ def _parse_number(text: str) -> float:
     if low == "false":
         return 0.0
     if low == "infinity":
-        return math.inf
+        return INF
     if ":" in text:
         return _parse_hms(text)
     if "." in text or not text.startswith("0"):
@@ -143,14 +150,14 @@ def _parse_number(text: str) -> float:
         if end == 0:
             raise SpecifierError(f'"{text}" is not a number')
         return val * _multiplier(text, end)
-    m = _STRTOL0.match(text)
-    assert m is not None  # text starts with "0"
-    if m.group("hex") is not None:
-        ival = int(m.group("hex"), 16)
+    # C's strtol(s, &end, 0) of a text that starts with "0": hexadecimal or octal
+    if text[:2] in ("0x", "0X") and (end := scan.set_end(text, 2, scan.HEX_DIGITS)) > 2:
+        ival = int(text[2:end], 16)
     else:
-        ival = int(m.group("oct") or "0", 8)
+        end = scan.set_end(text, 1, scan.OCT_DIGITS)
+        ival = int(text[1:end] or "0", 8)
     ival = min(ival, _LONG_MAX) & _ULONG32  # strtol result stored in a u_long32
-    return float(ival) * _multiplier(text, m.end())
+    return float(ival) * _multiplier(text, end)
 
 
 def parse_memory(text: str) -> float:
@@ -171,7 +178,7 @@ def parse_time(text: str) -> float:
 
 def format_time(seconds: float) -> str:
     """``HH:MM:SS`` as Grid Engine prints a time value, or INFINITY."""
-    if math.isinf(seconds):
+    if seconds in (INF, -INF):
         return INFINITY
     s = int(seconds)
     return f"{s // 3600:02d}:{(s // 60) % 60:02d}:{s % 60:02d}"
@@ -182,7 +189,7 @@ def time_request_text(text: str) -> str:
     qstat -j, qstat -r and the accounting category show it): whole seconds
     (``1:00:00`` → ``3600``, ``1.5`` → ``2``), INFINITY as written."""
     seconds = parse_time(text)
-    if math.isinf(seconds):
+    if seconds in (INF, -INF):
         return text
     return f"{seconds:.0f}"
 
@@ -192,7 +199,7 @@ def format_time_value(seconds: float) -> str:
 
     ``HH:MM:SS``, or ``D:HH:MM:SS`` from one day on; ``infinity`` for INFINITY.
     """
-    if math.isinf(seconds) and seconds > 0:
+    if seconds == INF:
         return "infinity"
     s = int(seconds)
     days, s = divmod(s, 86400) if s >= 0 else (0, s)
@@ -209,7 +216,7 @@ def format_memory_value(value: float) -> str:
     ``%.3f`` with the largest 1024-based unit K, M or G that fits (``1.000G``);
     ``infinity`` for INFINITY.
     """
-    if math.isinf(value) and value > 0:
+    if value == INF:
         return "infinity"
     size = abs(value)
     for unit, factor in (("G", 1024.0**3), ("M", 1024.0**2), ("K", 1024.0)):
@@ -220,7 +227,7 @@ def format_memory_value(value: float) -> str:
 
 def format_double(value: float) -> str:
     """A DOUBLE/INT complex value as the scheduler prints it (``%f``, or ``infinity``)."""
-    if math.isinf(value) and value > 0:
+    if value == INF:
         return "infinity"
     return f"{value:f}"
 
@@ -310,5 +317,8 @@ def compare_values(value_type: str, a: str, b: str) -> int:
     return (a > b) - (a < b)
 
 
-#: an item of a node_shares_list (``qconf -astnode/-mstnode``): node_path=shares
-NODE_SHARES = re.compile(r"[^=]+=\d+")
+def is_node_share(item: str) -> bool:
+    """An item of a node_shares_list (``qconf -astnode/-mstnode``): node_path=shares
+    (``[^=]+=\\d+``)."""
+    path, eq, shares = item.partition("=")
+    return bool(path) and bool(eq) and shares.isdecimal()

@@ -85,7 +85,7 @@ error text (without the final newline) and ``exit_code`` its exit status.
 
 from __future__ import annotations
 
-import re
+from minisge.formats import scan
 
 # The types are for the checker alone: qsub imports this module, and
 # `typing` is not worth loading for it.
@@ -290,10 +290,11 @@ def _yes_no(switch: str, value: str) -> bool:
 
 def _strtol(text: str) -> tuple[int | None, str]:
     """C strtol(base 10): optional blanks and sign, digits; (None, text) if none."""
-    m = re.match(r"[ \t\n\r\f\v]*([+-]?\d+)", text)
-    if not m:
+    start = scan.skip(text, 0, " \t\n\r\f\v")
+    end = scan.decimal_end(text, digits := scan.sign_end(text, start))
+    if end == digits:
         return None, text
-    return int(m.group(1)), text[m.end():]
+    return int(text[start:end]), text[end:]
 
 
 def _no_decimal(text: str) -> _ParseError:
@@ -360,11 +361,12 @@ def parse_range(spec: str, step_allowed: bool, inf_allowed: bool) -> Range | Non
 
 def _parse_step(text: str) -> int:
     """The ``:s`` step of a task range: a positive integer."""
-    m = re.match(r"[ \t]*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text)
-    if not m:
+    body = scan.sign_end(text, scan.skip(text, 0, " \t"))
+    end = scan.decimal_number_end(text, body)
+    if end == body:
         raise _no_decimal(text)
-    number = float(m.group(0))
-    rest = text[m.end():]
+    number = float(text[:end])
+    rest = text[end:]
     if number <= 0:
         raise _ParseError("Negative or zero step in range is not allowed", STATUS_ESYNTAX)
     if number != int(number):
@@ -479,17 +481,14 @@ def _var_list(text: str, env: Mapping[str, str] | None) -> list[Pair] | None:
     return result
 
 
-_DATE_TIME = re.compile(r"(\d{8}|\d{10}|\d{12})(\.\d\d)?")
-
-
 def _date_time(switch: str, text: str) -> str:
     """``[[CC]YY]MMDDhhmm[.SS]`` (sge_types(5) date_time), kept as given."""
-    m = _DATE_TIME.fullmatch(text)
-    ok = m is not None
-    if m is not None:
-        digits = m.group(1)[-8:]
+    digits, dot, secs = text.partition(".")  # (\d{8}|\d{10}|\d{12})(\.\d\d)?
+    ok = len(digits) in (8, 10, 12) and digits.isdecimal() and (not dot or len(secs) == 2 and secs.isdecimal())
+    if ok:
+        digits = digits[-8:]
         month, day, hour, minute = (int(digits[i:i + 2]) for i in range(0, 8, 2))
-        sec = int(m.group(2)[1:]) if m.group(2) else 0
+        sec = int(secs) if dot else 0
         ok = 1 <= month <= 12 and 1 <= day <= 31 and hour <= 23 and minute <= 59 and sec <= 60
     if not ok:
         raise _ParseError(f'Wrong date/time format "{text}" specified to {switch} option',
@@ -512,23 +511,34 @@ def date_time_fields(text: str, current_year: int) -> tuple[int, int, int, int, 
     return year, month, day, hour, minute, int(secs or 0)
 
 
-_TIME = re.compile(r"(\d*):(\d*):(\d*)|\d+")
-
-
 def _seconds(text: str) -> int | None:
     """A time_specifier (sge_types(5)) in whole seconds, or None."""
-    m = _TIME.fullmatch(text)
-    if not m:
+    parts = text.split(":")  # (\d*):(\d*):(\d*) or \d+
+    if len(parts) == 1:
+        return int(text) if text.isdecimal() else None
+    if len(parts) != 3 or not all(p.isdecimal() for p in parts if p):
         return None
-    if m.group(1) is None:
-        return int(text)
-    h, mi, s = (int(g) if g else 0 for g in m.groups())
+    h, mi, s = (int(p) if p else 0 for p in parts)
     return h * 3600 + mi * 60 + s
 
 
+def _binding_strategy(arg: str) -> bool:
+    """Whether a -binding argument names a strategy: ``((set|env|pe) )?(linear|striding|explicit)(:|$)``."""
+    for mode in ("set ", "env ", "pe "):
+        if arg.startswith(mode):
+            arg = arg[len(mode):]
+            break
+    for strategy in ("linear", "striding", "explicit"):
+        if arg.startswith(strategy):
+            rest = arg[len(strategy):]
+            return rest in ("", "\n") or rest.startswith(":")
+    return False
+
+
 def _unsigned(text: str) -> int | None:
-    m = re.fullmatch(r"[ \t]*\+?(\d+)", text)
-    return int(m.group(1)) if m else None
+    start = scan.skip(text, 0, " \t")  # [ \t]*\+?(\d+)
+    digits = text[start + 1:] if text[start:start + 1] == "+" else text[start:]
+    return int(digits) if digits.isdecimal() else None
 
 
 # --------------------------------------------------------------------------
@@ -679,8 +689,7 @@ class _Scanner:
                 raise _ParseError("argument to -N option must not contain / ", STATUS_ESEMANTIC)
             return arg
         if switch in ("-A", "-P", "-ckpt", "-C", "-wd", "-display", "-cell", "-cat", "-binding"):
-            if switch == "-binding" and not re.match(
-                    r"((set|env|pe) )?(linear|striding|explicit)(:|$)", arg):
+            if switch == "-binding" and not _binding_strategy(arg):
                 raise _ParseError("-binding option contains errors: couldn't parse binding "
                                   "parameter (no strategy found)", STATUS_ESEMANTIC)
             return arg
@@ -716,8 +725,7 @@ class _Scanner:
         if switch == "-M":
             return _mail_list(arg)
         if switch == "-p":
-            m = re.fullmatch(r"[+-]?\d+", arg)
-            if not m or not -1023 <= int(arg) <= 1024:
+            if not scan.is_integer(arg) or not -1023 <= int(arg) <= 1024:
                 raise _ParseError(f'invalid priority "{arg}".  Must be an integer from '
                                   "-1023 to 1024", STATUS_ESYNTAX)
             return int(arg)
@@ -851,7 +859,9 @@ def _default_files(cell_root: str | None, home: str, cwd: str) -> list[str]:
     seen: set[str] = set()
     result: list[str] = []
     for f in files:
-        key = re.sub(r"/+", "/", f)
+        key = f
+        while "//" in key:  # the same file however many slashes
+            key = key.replace("//", "/")
         if key not in seen:
             seen.add(key)
             result.append(f)
@@ -1240,7 +1250,7 @@ def submitted_message(job_id: int, name: str, array: Sequence[int] | None = None
     return f'Your {kind} {ident} ("{name}") has been submitted'
 
 
-_PSEUDO = re.compile(r"\$(HOME|USER|JOB_ID|JOB_NAME|HOSTNAME|TASK_ID)")
+_PSEUDO = ("HOME", "USER", "JOB_ID", "JOB_NAME", "HOSTNAME", "TASK_ID")
 
 
 def expand_path(path: str, *, job_id: int, task_id: int | None, job_name: str,
@@ -1260,7 +1270,16 @@ def expand_path(path: str, *, job_id: int, task_id: int | None, job_name: str,
             path = their_home + sep + tail
     values = {"HOME": home, "USER": user, "JOB_ID": str(job_id), "JOB_NAME": job_name,
               "HOSTNAME": hostname, "TASK_ID": str(task_id if task_id is not None else 0)}
-    return _PSEUDO.sub(lambda m: values[m.group(1)], path)
+    out = []
+    done = 0
+    while (dollar := path.find("$", done)) >= 0:
+        name = next((n for n in _PSEUDO if path.startswith(n, dollar + 1)), None)
+        out.append(path[done:dollar] if name else path[done:dollar + 1])
+        if name:
+            out.append(values[name])
+        done = dollar + 1 + len(name or "")
+    out.append(path[done:])
+    return "".join(out)
 
 
 def select_path(entries: Sequence[Mapping[str, str | None]], hostname: str) -> str | None:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 #: The characters that make a request an expression rather than a plain text.
 EXPRESSION_CHARS = frozenset("*?[]&|!()")
@@ -206,11 +205,14 @@ def fnmatch(pattern: str, value: str) -> bool:
 # ---------------------------------------------------------------- expressions
 
 
-@dataclass(frozen=True, slots=True)
 class Pattern:
-    """One pattern; ``text`` is matched with fnmatch if it has ``* ? [ ]``, else compared."""
+    """One pattern; ``text`` is matched with fnmatch if it has ``* ? [ ]``, else compared.
+    (The nodes are plain classes: ``dataclasses`` costs qstat its import.)"""
 
-    text: str
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     def test(self, value: str, lower: Callable[[str], str] | None) -> bool:
         pat = lower(self.text) if lower else self.text
@@ -219,25 +221,31 @@ class Pattern:
         return pat == value
 
 
-@dataclass(frozen=True, slots=True)
 class Not:
-    operand: Node
+    __slots__ = ("operand",)
+
+    def __init__(self, operand: Node) -> None:
+        self.operand = operand
 
     def test(self, value: str, lower: Callable[[str], str] | None) -> bool:
         return not self.operand.test(value, lower)
 
 
-@dataclass(frozen=True, slots=True)
 class And:
-    operands: tuple[Node, ...]
+    __slots__ = ("operands",)
+
+    def __init__(self, operands: tuple[Node, ...]) -> None:
+        self.operands = operands
 
     def test(self, value: str, lower: Callable[[str], str] | None) -> bool:
         return all(op.test(value, lower) for op in self.operands)
 
 
-@dataclass(frozen=True, slots=True)
 class Or:
-    operands: tuple[Node, ...]
+    __slots__ = ("operands",)
+
+    def __init__(self, operands: tuple[Node, ...]) -> None:
+        self.operands = operands
 
     def test(self, value: str, lower: Callable[[str], str] | None) -> bool:
         return any(op.test(value, lower) for op in self.operands)

@@ -24,16 +24,21 @@ is no UTF-8 is escaped as ``\\udcXX``).  Standard library only.
 
 from __future__ import annotations
 
-import json
-import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from _collections_abc import Mapping  # collections.abc's own, without importing collections
 
 from minisge.formats.sge_types import SpecifierError, parse_number
 from minisge.output import qstat_out
 from minisge.output.qacct_out import failed_description
 from minisge.output.qhost_out import job_lines
+from minisge.protocol.json_text import dumps as json_text
+
+INF = float("inf")  # math.inf, without importing math
+
+TYPE_CHECKING = False  # not typing's: the commands must not pay for importing typing
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 #: The version of every view's schema: raised when a field changes meaning
 #: or goes; a new optional field keeps it.
@@ -46,7 +51,7 @@ SCHEMAS = {view: f"json_schemas/minisge-{view}.v{VERSION}.schema.json"
 
 def dumps(doc: Mapping[str, Any]) -> bytes:
     """The document as the commands print it: one line of UTF-8 and a newline."""
-    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = json_text(doc, ascii=False)
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
@@ -68,7 +73,7 @@ def _number(value: Any) -> float | int | None:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    if not math.isfinite(number):
+    if number != number or number in (INF, -INF):
         return None  # JSON has no infinity: the caller keeps the text where it has one
     return int(number) if number.is_integer() and abs(number) < 2**53 else number
 

@@ -31,13 +31,17 @@ Public functions:
 
 from __future__ import annotations
 
-import signal
+import _signal  # type: ignore[import-not-found]  # signal's strsignal, without signal's enums
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from _collections_abc import Mapping  # collections.abc's own, without importing collections
 
 from minisge.formats.sge_status import FAILED_TEXT
 from minisge.output.text import printable
+
+TYPE_CHECKING = False  # not typing's: the commands must not pay for importing typing
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 __all__ = [
     "FAILED_TEXT",
@@ -88,7 +92,7 @@ def failed_description(code: int) -> str:
 def _signal_name(number: int) -> str:
     """strsignal(3) of ``number``, as glibc words it."""
     try:
-        text = signal.strsignal(number)
+        text = _signal.strsignal(number)
     except ValueError:
         text = None
     return text if text else f"Unknown signal {number}"

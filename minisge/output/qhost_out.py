@@ -31,11 +31,14 @@ instance only.  Dates are printed in local time.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from minisge.output.resource_value import scaled_column
 from minisge.output.text import printable
+
+TYPE_CHECKING = False  # not typing's: the commands must not pay for importing typing
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
 
 HEAD = "%-23s %-13.13s%4.4s %4.4s %4.4s %4.4s %5.5s %7.7s %7.7s %7.7s %7.7s\n"
 HEAD_NCB = "%-23s %-13.13s%4.4s %5.5s %7.7s %7.7s %7.7s %7.7s\n"

@@ -69,11 +69,15 @@ Dates are printed in local time, as Grid Engine does (the TZ of the caller).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from operator import itemgetter
 
 from minisge.output.resource_value import format_memory
 from minisge.output.text import printable
+
+TYPE_CHECKING = False  # not typing's (nor collections'): qsub and qstat must not pay for importing them
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
 
 __all__ = [
     "Options",
@@ -311,20 +315,25 @@ def running_rows(jobs: Sequence[Mapping[str, Any]], queue_names: Sequence[str],
                   opts: Options) -> list[tuple[str, JobRow]]:
     """Running lines, queue by queue (qstat_handle_running_jobs)."""
     rows: list[tuple[str, JobRow]] = []
+    # the running tasks once, in the order of ``jobs`` (a big listing is mostly pending jobs)
+    running = [(job, task, granted) for job in jobs if _may_run(job) for task in _tasks(job)
+               if (granted := granted_queues(task, job))]
     for qname in queue_names:
-        for job in jobs:
-            for task in _tasks(job):
-                granted = granted_queues(task, job)
-                if not granted:
+        for job, task, granted in running:
+            total = sum(s for _, s in granted)
+            for index, (gq, gslots) in enumerate(granted):
+                if gq != qname:
                     continue
-                total = sum(s for _, s in granted)
-                for index, (gq, gslots) in enumerate(granted):
-                    if gq != qname:
-                        continue
-                    master = index == 0
-                    rows.extend((qname, r) for r in _lines_for_grant(
-                        job, task, gq, gslots, total, master, opts))
+                master = index == 0
+                rows.extend((qname, r) for r in _lines_for_grant(
+                    job, task, gq, gslots, total, master, opts))
     return rows
+
+
+def _may_run(job: Mapping[str, Any]) -> bool:
+    """The job has a task that may be running (a job without ``tasks`` runs
+    when it has a queue; a pending job without tasks has none)."""
+    return bool(job.get("tasks") or job.get("granted") or job.get("queue"))
 
 
 def _lines_for_grant(job: Mapping[str, Any], task: Mapping[str, Any], queue: str, slots: int, total: int,
@@ -346,6 +355,8 @@ def _lines_for_grant(job: Mapping[str, Any], task: Mapping[str, Any], queue: str
 
 
 def _pending_sort_key(job: Mapping[str, Any]) -> tuple[float, int]:
+    if not _may_run(job):  # the usual pending job: its own single task
+        return (-float(_val(job, job, "prio", 0.0)), int(job["job_number"]))
     pending = [t for t in _tasks(job) if not _is_running(t, job)]
     prio = _val(pending[0], job, "prio", 0.0) if pending else job.get("prio", 0.0)
     return (-float(prio), int(job["job_number"]))
@@ -357,11 +368,11 @@ def pending_rows(jobs: Sequence[Mapping[str, Any]], opts: Options) -> list[JobRo
     rows: list[JobRow] = []
     for job in sorted(jobs, key=_pending_sort_key):
         slots = int(job.get("slots", 1) or 1)
-        pending = [t for t in _tasks(job) if not _is_running(t, job)]
         if not job.get("tasks"):
-            if pending:
+            if not _may_run(job):
                 rows.append(JobRow(job, job, slots=slots))
             continue
+        pending = [t for t in _tasks(job) if not _is_running(t, job)]
         groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for task in pending:  # one line per state and kind of hold (job_create_hold_id_lists)
             key = (str(_val(task, job, "state", "")), str(_val(task, job, "holds", "")))
@@ -431,9 +442,12 @@ def _job_header(opts: Options) -> str:
     return head + "\n" + rule + "\n"
 
 
-def _job_line(row: JobRow, opts: Options) -> str:
-    """One job line, field by field as job_stdout_job prints it."""
+def _job_line(row: JobRow, opts: Options, times: dict[Any, str] | None = None) -> str:
+    """One job line, field by field as job_stdout_job prints it; ``times``:
+    the dates (and names) already printed by this listing (many jobs share a second)."""
     show = row.print_jobid
+    if show and not (opts.pri or opts.urg or opts.ext):
+        return _plain_line(row, opts, times)
     out: list[str] = []
     blank8 = " " * 8
     out.append(f"{int(row.job['job_number']):7d} " if show else blank8)
@@ -464,7 +478,15 @@ def _job_line(row: JobRow, opts: Options) -> str:
             out.append(" " * 28)
     out.append(_cut(row.state, 5) + " " if show else " " * 6)
     if opts.show_time:
-        out.append(_ctime(row.time) + " " if show else " " * 20)
+        if not show:
+            out.append(" " * 20)
+        elif times is None:
+            out.append(_ctime(row.time) + " ")
+        else:
+            text = times.get(row.time)
+            if text is None:
+                text = times[row.time] = _ctime(row.time)
+            out.append(text + " ")
     if opts.urg:
         deadline = row.get("deadline", 0)
         out.append(_ctime(deadline) + " " if show and deadline else " " * 20)
@@ -481,6 +503,35 @@ def _job_line(row: JobRow, opts: Options) -> str:
     out.append(row.task_id if row.task_id and is_array else " " * 7)
     out.append("\n")
     return "".join(out)
+
+
+def _plain_line(row: JobRow, opts: Options, times: dict[Any, str] | None) -> str:
+    """:func:`_job_line` of a first line without the -ext/-pri/-urg columns
+    (a plain listing of many jobs: the same text, at less cost)."""
+    job = row.job
+    text = times.get(row.time) if times is not None else None
+    if text is None:
+        text = _ctime(row.time)
+        if times is not None:
+            times[row.time] = text
+    if opts.full:
+        queue = ""
+    else:
+        w = opts.queue_width
+        queue = f"{(row.queue or '')[:w]:<{w}} "
+    if opts.group_tasks:
+        slots = f"{row.master[:6]:<7}" if row.master else "       "
+    else:
+        slots = f"{row.slots:5d} "
+    is_array = bool(job.get("array") or job.get("tasks"))
+    who = (job.get("name", ""), job.get("owner", ""), row.state)  # shared by many jobs of a listing
+    columns = times.get(who) if times is not None else None
+    if columns is None:
+        columns = f"{_cut(who[0], 10)} {_cut(who[1], 12)} {_cut(who[2], 5)}"
+        if times is not None:
+            times[who] = columns
+    return (f"{int(job['job_number']):7d} {float(row.get('prio', 0.0)):7.5f} {columns} {text} {queue}{slots}"
+            f"{row.task_id if row.task_id and is_array else '       '}\n")
 
 
 def _ext_usage(row: JobRow) -> str:
@@ -551,13 +602,16 @@ def _resource_lines(row: JobRow) -> str:
     return "".join(out)
 
 
-def _render_rows(rows: Iterable[JobRow], opts: Options) -> str:
-    out = []
-    for row in rows:
-        out.append(_job_line(row, opts))
-        if opts.resources and row.print_jobid:
-            out.append(_resource_lines(row))
-    return "".join(out)
+def _render_rows(rows: Iterable[JobRow], opts: Options, times: dict[Any, str] | None = None) -> str:
+    times = {} if times is None else times  # local time in this process: one call's cache, never the module's
+    return "".join(_row_text(row, opts, times) for row in rows)
+
+
+def _row_text(row: JobRow, opts: Options, times: dict[Any, str]) -> str:
+    """A job line, and its -r block under it."""
+    if opts.resources and row.print_jobid:
+        return _job_line(row, opts, times) + _resource_lines(row)
+    return _job_line(row, opts, times)
 
 
 def _options(opts: Options | None, kw: Mapping[str, Any]) -> Options:
@@ -570,23 +624,83 @@ def _options(opts: Options | None, kw: Mapping[str, Any]) -> Options:
 
 def format_job_list(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | None = None,
                     opts: Options | None = None, finished: Sequence[Mapping[str, Any]] = (),
-                    **switches: Any) -> str:
+                    brief: Sequence[Sequence[Any]] = (), **switches: Any) -> str:
     """The default ``qstat`` listing (also ``-ext -pri -urg -t -g t -g d -r``).
 
     ``jobs``: job dicts (module docstring); ``queues``: queue instance names in
     Grid Engine's order (default: cluster queue, then host); ``finished``:
-    the finished jobs of ``-s z``, after the pending ones.  Prints nothing at
-    all when there is no job line.
+    the finished jobs of ``-s z``, after the pending ones; ``brief``: more
+    pending jobs, each a plain one as the values of :data:`BRIEF_KEYS`
+    (without -ext/-pri/-urg/-r).  Prints nothing at all when there is no job line.
     """
     opts = _options(opts, switches)
     opts.full = False
     names = listing_queue_order(jobs, queues)
-    rows = [row for _, row in running_rows(jobs, names, opts)]
-    rows += pending_rows(jobs, opts)
-    rows += finished_rows(finished)
-    if not rows:
+    running = [row for _, row in running_rows(jobs, names, opts)]
+    pending = pending_rows(jobs, opts)
+    rows = finished_rows(finished)
+    if not (running or pending or brief or rows):
         return ""
-    return _job_header(opts) + _render_rows(rows, opts)
+    return (_job_header(opts) + _render_rows(running, opts) + _render_pending(pending, brief, opts)
+            + _render_rows(rows, opts))
+
+
+#: A plain pending job (no array, no task of its own) as a list of these
+#: values (the keys of its job dict; ``array`` false): how the qmaster sends
+#: most of a long queue (minisge.protocol.catalogue.BRIEF_JOB_KEYS is this).
+BRIEF_KEYS = ("job_number", "name", "owner", "submission_time", "slots", "prio", "state", "holds")
+
+
+def brief_job(row: Sequence[Any]) -> dict[str, Any]:
+    """The job dict of a :data:`BRIEF_KEYS` row."""
+    return dict(zip(BRIEF_KEYS, row, strict=True), array=False)
+
+
+def _render_pending(rows: Sequence[JobRow], brief: Sequence[Sequence[Any]], opts: Options) -> str:
+    """The pending lines of ``rows`` (in order) and of the ``brief`` jobs
+    merged into them by priority (highest first) then job number, as
+    :func:`pending_rows` orders them, each brief job's line as
+    :func:`_plain_line` would print its job dict."""
+    if not brief:
+        return _render_rows(rows, opts)
+    memo: dict[Any, Any] = {}
+    if len({b[5] for b in brief}) > 1:
+        brief = sorted(brief, key=lambda b: (-float(b[5] or 0.0), int(b[0])))
+    else:  # one priority for all (a held queue): by number alone, without a key made per job
+        brief = sorted(brief, key=itemgetter(0))
+    lines = _brief_lines(brief, opts, memo)
+    if not rows:
+        return "".join(lines)
+    out = []
+    i = 0
+    for b, line in zip(brief, lines, strict=True):
+        key = (-float(b[5] or 0.0), int(b[0]))
+        while i < len(rows) and _pending_sort_key(rows[i].job) < key:
+            out.append(_row_text(rows[i], opts, memo))
+            i += 1
+        out.append(line)
+    out.extend(_row_text(row, opts, memo) for row in rows[i:])
+    return "".join(out)
+
+
+def _brief_lines(brief: Iterable[Sequence[Any]], opts: Options, memo: dict[Any, Any]) -> list[str]:
+    """The lines of brief pending jobs: each as :func:`_plain_line` prints
+    its job dict, the parts many jobs share (date, name, owner, state,
+    slots, priority) formatted once."""
+    tail = "" if opts.full else f"{'':<{opts.queue_width}} "
+    out = []
+    for number, name, owner, submitted, slots, prio, state, _holds in brief:
+        when = memo.get(submitted)
+        if when is None:
+            when = memo[submitted] = _ctime(submitted)
+        shared = (name, owner, state, slots)
+        parts = memo.get(shared)
+        if parts is None:
+            parts = memo[shared] = (
+                f" {_cut(name, 10)} {_cut(owner, 12)} {_cut(state, 5)} ",
+                " " + tail + ("       " if opts.group_tasks else f"{int(slots or 1):5d} ") + "       \n")
+        out.append(f"{int(number):7d} {float(prio or 0.0):7.5f}{parts[0]}{when}{parts[1]}")
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -624,11 +738,13 @@ def _pending_banner(opts: Options, text: str = _PENDING_BANNER) -> str:
 
 def format_full(queues: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
                 opts: Options | None = None, load_name: str = "load_avg",
-                finished: Sequence[Mapping[str, Any]] = (), **switches: Any) -> str:
+                finished: Sequence[Mapping[str, Any]] = (), brief: Sequence[Sequence[Any]] = (),
+                **switches: Any) -> str:
     """``qstat -f`` (and ``-F``, ``-explain``, ``-f -r``...): every queue
     instance with its jobs, then the pending jobs under their ``####`` banner,
     then the ``finished`` ones (``-s z``) under theirs.
-    ``queues`` are queue instance dicts in display order."""
+    ``queues`` are queue instance dicts in display order; ``brief``: more
+    pending jobs as in :func:`format_job_list`."""
     opts = _options(opts, switches)
     opts.full = True
     names = [str(q["name"]) for q in queues]
@@ -640,9 +756,9 @@ def format_full(queues: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str,
         out.append(_queue_line(queue, opts))
         out.append(_render_rows((r for q, r in running if q == queue["name"]), opts))
     pending = pending_rows(jobs, opts)
-    if pending:
+    if pending or brief:
         out.append(_pending_banner(opts))
-        out.append(_render_rows(pending, opts))
+        out.append(_render_pending(pending, brief, opts))
     if finished:
         out.append(_pending_banner(opts, _FINISHED_BANNER))
         out.append(_render_rows(finished_rows(finished), opts))
@@ -771,7 +887,7 @@ def format_xml(jobs: Sequence[Mapping[str, Any]], queues: Sequence[Mapping[str, 
     opts.full = full
     out = [_XML_HEAD, "  <queue_info>\n"]
     if full:
-        qdicts = [q for q in queues or () if isinstance(q, Mapping)]
+        qdicts = [q for q in queues or () if isinstance(q, dict)]
         running = running_rows(jobs, [str(q["name"]) for q in qdicts], opts)
         for queue in qdicts:
             out.append(_xml_queue(queue, (r for q, r in running if q == queue["name"]), opts))

@@ -18,9 +18,9 @@ Standard library (and the sge_types parser) only: the commands import it.
 
 from __future__ import annotations
 
-import math
-
 from minisge.formats.sge_types import SpecifierError, parse_number
+
+INF = float("inf")  # math.inf, without importing math
 
 #: Complex types whose values are text, printed as they are.
 STRING_TYPES = ("STRING", "CSTRING", "RESTRING", "HOST")
@@ -32,7 +32,7 @@ def format_memory(value: float) -> str:
     """double_print_memory_to_dstring: ``%.3f`` and K/M/G/T in 1024 steps,
     no unit below 1K (``3.188M``, ``89.867M``, ``512.000``); ``infinity``."""
     value = float(value)
-    if math.isinf(value) and value > 0:
+    if value == INF:
         return "infinity"
     magnitude = abs(value)
     for unit, size in _UNITS:
@@ -43,7 +43,7 @@ def format_memory(value: float) -> str:
 
 def format_time(seconds: float) -> str:
     """double_print_time_to_dstring: ``HH:MM:SS`` (hours may exceed 99); ``infinity``."""
-    if math.isinf(seconds) and seconds > 0:
+    if seconds == INF:
         return "infinity"
     total = int(seconds)
     hours, rest = divmod(total, 3600)
@@ -64,7 +64,7 @@ def resource_text(valtype: str, raw: str, *, int_as_double: bool = False) -> str
         return format_memory(value)
     if valtype == "TIME":
         return format_time(value)
-    if math.isinf(value) and value > 0:
+    if value == INF:
         return "infinity"
     if valtype == "INT" and not int_as_double:
         if not -2**31 <= value <= 2**31 - 1:
@@ -84,7 +84,7 @@ def scaled_column(raw: str | None, decimals: int) -> str:
         value = parse_number(raw)
     except SpecifierError:
         return "?E"
-    if math.isinf(value) and value > 0:
+    if value == INF:
         return "infinity"
     for unit, size in _UNITS:
         if abs(value) >= size:

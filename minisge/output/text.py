@@ -13,17 +13,23 @@ surrogate, ``\\xff``); text without them prints unchanged, as 8.1.9 prints it.
 
 from __future__ import annotations
 
-import re
-
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
-def _escape(match: re.Match[str]) -> str:
-    c = match.group()
+def _unsafe(code: int) -> bool:
+    """A code point written escaped: a control character but the tab, a Unicode
+    line separator or bidirectional override, a lone surrogate (no ``re``: a
+    command must not pay for importing it)."""
+    return (code <= 0x1F and code != 0x09 or 0x7F <= code <= 0x9F or 0x2028 <= code <= 0x202E
+            or 0x2066 <= code <= 0x2069 or 0xD800 <= code <= 0xDFFF)
+
+
+def _escape(c: str) -> str:
     if c in _NAMED:
         return _NAMED[c]
     code = ord(c)
+    if not _unsafe(code):
+        return c
     if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
         return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
@@ -35,4 +41,4 @@ def printable(value: object) -> str:
     text = str(value)
     if text.isascii() and text.isprintable():  # the usual case, at no cost
         return text
-    return _UNSAFE.sub(_escape, text)
+    return "".join(map(_escape, text))

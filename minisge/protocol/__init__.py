@@ -16,7 +16,6 @@ start in a few milliseconds.  What is where:
 """
 
 from minisge.protocol.wire import (
-    HEADER,
     HEADER_SIZE,
     KEY_SIZE,
     MAGIC,
@@ -55,7 +54,7 @@ from minisge.protocol.wire import (
 )
 
 __all__ = [
-    "HEADER", "HEADER_SIZE", "KEY_SIZE", "MAGIC", "MAX_FIELD_LENGTH", "MAX_HANDSHAKE_PAYLOAD", "MAX_PAYLOAD",
+    "HEADER_SIZE", "KEY_SIZE", "MAGIC", "MAX_FIELD_LENGTH", "MAX_HANDSHAKE_PAYLOAD", "MAX_PAYLOAD",
     "NONCE_SIZE", "VERSION",
     "ClientSocket", "ConnectionClosed", "Credentials", "FrameDecoder", "HandshakeError",
     "KeyFileError", "ProtocolError", "RemotePeer", "check_header", "check_reply",

@@ -48,15 +48,15 @@ Connections between hosts
 from __future__ import annotations
 
 import _socket  # not socket: its enums cost a command ~5 ms at start-up
-import json
 import os
 import stat
-import struct
-from collections import namedtuple
+import sys
+
+from minisge.protocol.json_text import Decoder, dumps
 
 TYPE_CHECKING = False  # not typing's: a command must not pay for importing typing
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any, Protocol, TypeVar
 
     Message = dict[str, Any]
@@ -69,8 +69,7 @@ if TYPE_CHECKING:
 
 MAGIC = b"MSGE"
 VERSION = 1
-HEADER = struct.Struct(">4sBI")  # magic, version, payload length
-HEADER_SIZE = HEADER.size  # 9
+HEADER_SIZE = 9  # magic (4 bytes), version (1), payload length (4, big-endian); no struct: its import costs a command
 MAX_PAYLOAD = 64 * 1024 * 1024  # room for a large job script
 MAX_HANDSHAKE_PAYLOAD = 4096  # a frame before the cell-key handshake is done (its messages are ~300 bytes)
 _OP_PREFIX = b'{"op":"'
@@ -80,11 +79,49 @@ NONCE_SIZE = 32
 MAX_FIELD_LENGTH = 255  # role and host names in the handshake
 
 
-Credentials = namedtuple("Credentials", "pid uid gid")
-Credentials.__doc__ = "Who is at the other end of a local socket, as the kernel tells it."
+class Credentials(tuple[int, int, int]):
+    """Who is at the other end of a local socket, as the kernel tells it
+    (a named tuple written out: ``collections`` costs a command its import)."""
 
-RemotePeer = namedtuple("RemotePeer", "role name")
-RemotePeer.__doc__ = "A daemon on another host, as proven with the cell key."
+    __slots__ = ()
+
+    def __new__(cls, pid: int, uid: int, gid: int) -> Credentials:
+        return tuple.__new__(cls, (pid, uid, gid))
+
+    @property
+    def pid(self) -> int:
+        return self[0]
+
+    @property
+    def uid(self) -> int:
+        return self[1]
+
+    @property
+    def gid(self) -> int:
+        return self[2]
+
+    def __repr__(self) -> str:
+        return f"Credentials(pid={self[0]!r}, uid={self[1]!r}, gid={self[2]!r})"
+
+
+class RemotePeer(tuple[str, str]):
+    """A daemon on another host, as proven with the cell key."""
+
+    __slots__ = ()
+
+    def __new__(cls, role: str, name: str) -> RemotePeer:
+        return tuple.__new__(cls, (role, name))
+
+    @property
+    def role(self) -> str:
+        return self[0]
+
+    @property
+    def name(self) -> str:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"RemotePeer(role={self[0]!r}, name={self[1]!r})"
 
 
 class ProtocolError(Exception):
@@ -120,26 +157,39 @@ def encode(msg: Message) -> bytes:
     if "op" in msg and next(iter(msg)) != "op":
         msg = {"op": msg["op"], **msg}  # the op first: see "Frame" above
     try:
-        text = json.dumps(msg, allow_nan=False, separators=(",", ":"))
+        text = dumps(msg)
     except (TypeError, ValueError, RecursionError) as err:
         raise ProtocolError(f"message cannot be encoded as JSON: {err}") from None
     _check_keys(msg)
     payload = text.encode("ascii")
     if len(payload) > MAX_PAYLOAD:
         raise ProtocolError(f"message of {len(payload)} bytes is over the limit of {MAX_PAYLOAD}")
-    return HEADER.pack(MAGIC, VERSION, len(payload)) + payload
+    return MAGIC + VERSION.to_bytes(1, "big") + len(payload).to_bytes(4, "big") + payload
+
+
+_CONTAINERS = (dict, list, tuple)
+_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def _check_keys(value: object) -> None:
-    """Reject non-string keys, which JSON would silently turn into strings."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise ProtocolError(f"message key {key!r} is not a string")
-            _check_keys(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _check_keys(item)
+    """Reject non-string keys, which JSON would silently turn into strings
+    (without a call per value: a long reply is mostly scalars)."""
+    if not isinstance(value, _CONTAINERS):
+        return
+    todo: list[object] = [value]
+    while todo:
+        item = todo.pop()
+        values: Iterable[object]
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    raise ProtocolError(f"message key {key!r} is not a string")
+            values = item.values()
+        else:
+            values = item  # type: ignore[assignment]  # a list or tuple: only those are pushed
+        for v in values:
+            if type(v) not in _SCALARS and isinstance(v, _CONTAINERS):
+                todo.append(v)
 
 
 def check_header(header: bytes | bytearray, max_payload: int = MAX_PAYLOAD) -> int:
@@ -158,7 +208,7 @@ def check_header(header: bytes | bytearray, max_payload: int = MAX_PAYLOAD) -> i
         )
     if len(header) < HEADER_SIZE:
         return -1
-    length: int = HEADER.unpack_from(header)[2]
+    length = int.from_bytes(header[len(MAGIC) + 1:HEADER_SIZE], "big")
     if length > max_payload:
         raise ProtocolError(f"frame of {length} bytes is over the limit of {max_payload}")
     return length
@@ -171,7 +221,7 @@ def decode_payload(payload: bytes | bytearray) -> Message:
     except UnicodeDecodeError as err:
         raise ProtocolError(f"payload is not UTF-8: {err}") from None
     try:
-        msg = json.loads(text, object_pairs_hook=_object_without_duplicates, parse_constant=_no_constant)
+        msg = _DECODER.decode(text)
     except (ValueError, RecursionError) as err:
         raise ProtocolError(f"payload is not JSON: {err}") from None
     if not isinstance(msg, dict):
@@ -192,6 +242,9 @@ def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> Message:
 
 def _no_constant(name: str) -> None:
     raise ProtocolError(f"payload has {name}, which is not JSON")
+
+
+_DECODER = Decoder(object_pairs_hook=_object_without_duplicates, parse_constant=_no_constant)
 
 
 class FrameDecoder:
@@ -402,7 +455,7 @@ def open_relay_envelope(msg: Message) -> tuple[Message, Credentials, str]:
     (the request itself is checked like any other, by the qmaster's handler)."""
     request = msg.get("request")
     host = msg.get("host")
-    ids = [msg.get(k) for k in ("pid", "uid", "gid")]
+    ids: list[Any] = [msg.get(k) for k in ("pid", "uid", "gid")]
     if not isinstance(request, dict) or not isinstance(host, str) or any(type(i) is not int for i in ids):
         raise ProtocolError("malformed relay envelope")
     return request, Credentials(*ids), host
@@ -466,9 +519,9 @@ def peer_credentials(sock: SockOpts) -> Credentials:
 
     ``sock`` is anything with ``getsockopt``: a socket, a trio socket.
     """
-    size = struct.calcsize("3i")
-    raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, size)
-    return Credentials(*struct.unpack("3i", raw))
+    raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # struct ucred: three C ints
+    pid, uid, gid = (int.from_bytes(raw[i:i + 4], sys.byteorder, signed=True) for i in (0, 4, 8))
+    return Credentials(pid, uid, gid)
 
 
 # ---------------------------------------------------------------- blocking client

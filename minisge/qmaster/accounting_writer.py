@@ -165,6 +165,15 @@ def append(path: str, record: accounting.AccountingRecord, sync: bool = True) ->
         os.close(fd)
 
 
+def sync(path: str) -> None:
+    """Whatever was appended to the file without ``sync``, on disk (fdatasync)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+
+
 # the fields of a record that a repeated report of the same run repeats unchanged
 # (job_number, start_time, end_time, failed, exit_status, ru_wallclock, ru_utime,
 # ru_stime, ru_maxrss, ru_minflt, ru_majflt, ru_nvcsw, ru_nivcsw, task_number: the

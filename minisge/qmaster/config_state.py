@@ -739,6 +739,10 @@ class ConfigState:
                 return qi
         raise KeyError(f"{cqueue}@{host}")
 
+    def static_qinstances(self) -> list[scheduler.QInstance]:
+        """The configured part of every queue instance (nothing used, no state)."""
+        return self._static_qinstances()
+
     def _static_qinstances(self) -> list[scheduler.QInstance]:
         """The configured part of every queue instance, cached until the
         configuration changes (the scheduler pass runs on every event)."""

@@ -11,6 +11,7 @@ accounting file keeps it), so a 75,000-task array costs one range.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -83,6 +84,45 @@ class Task:
         return self.granted[0] if self.granted else None
 
 
+#: strings longer than this stay as they are (a script, a long -v value: no gain in sharing them)
+_INTERN_MAX = 4096
+
+
+def shared_text(value: str) -> str:
+    """A short string as the one copy every job holding it shares (sys.intern):
+    the words of a long queue's specs (``SGE_O_HOME``, ``/bin/true``, the
+    owner...) repeat from job to job."""
+    return sys.intern(value) if type(value) is str and len(value) <= _INTERN_MAX else value
+
+
+def shared_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The job's request with its keys and short strings shared
+    (:func:`shared_text`), at every depth, and without its options that are
+    None (qsub sends ~20 of its ~50 so: the spec is read with ``get``, and an
+    option that is not there is None all the same); changed in place (the
+    same dict, lists and maps), so whoever holds them sees the same values."""
+    for key in [k for k, v in spec.items() if v is None]:
+        del spec[key]
+    _share(spec)
+    return spec
+
+
+def _share(value: Any) -> None:
+    if type(value) is dict:
+        items = [(shared_text(k), shared_text(v) if type(v) is str else v) for k, v in value.items()]
+        value.clear()
+        value.update(items)
+        for v in value.values():
+            if type(v) in (dict, list):
+                _share(v)
+    elif type(value) is list:
+        for i, v in enumerate(value):
+            if type(v) is str:
+                value[i] = shared_text(v)
+            elif type(v) in (dict, list):
+                _share(v)
+
+
 def pending_tasks(value: RangeList | Iterable[int]) -> RangeList:
     """A job's pending tasks from a range list or from ids (tests, old spools)."""
     return value if isinstance(value, RangeList) else RangeList.of_ids(value)
@@ -90,14 +130,17 @@ def pending_tasks(value: RangeList | Iterable[int]) -> RangeList:
 
 @attrs.define
 class Job:
+    """A job (see the module); its texts shared with other jobs' where equal
+    (:func:`shared_spec`: a long queue of like jobs costs one copy of them)."""
+
     number: int
-    name: str
-    owner: str
+    name: str = attrs.field(converter=shared_text)
+    owner: str = attrs.field(converter=shared_text)
     uid: int
-    group: str
+    group: str = attrs.field(converter=shared_text)
     gid: int
     submission_time: float
-    spec: dict[str, Any]
+    spec: dict[str, Any] = attrs.field(converter=shared_spec)
     pending: RangeList = attrs.field(factory=RangeList, converter=pending_tasks)
     tasks: dict[int, Task] = attrs.field(factory=dict)
     user_hold: bool = False

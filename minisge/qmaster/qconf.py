@@ -1467,7 +1467,7 @@ def edit_sharetree_nodes(a: Admin, ans: Answer, args, text, path) -> None:
     items = _names(args[0])
     if a.cmd != "-dstnode":
         for item in items:
-            if not sge_types.NODE_SHARES.fullmatch(item):
+            if not sge_types.is_node_share(item):
                 raise Refused(f"{item} is not a valid argument, see node_shares_list format",
                               "no modifications to sharetree")
     for item in items:

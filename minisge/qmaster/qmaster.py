@@ -113,6 +113,7 @@ class Qmaster:
         self.dirty: dict[int, Job] = {}  # changed jobs flush() is to spool
         self.submitting: dict[int, Job] = {}  # new jobs waiting for their group commit (submit_in_group)
         self.group_commit = GroupCommit()  # its committer runs in the nursery of the daemon role
+        self.accounting_unsynced = False  # task ends appended to the accounting file, not yet synced (flush)
         # the online usage of running tasks, by execd host, as its last load report had it
         self.online_usage: dict[str, dict[tuple[int, int], dict[str, Any]]] = {}
         # the components, each holding its own state
@@ -195,14 +196,33 @@ class Qmaster:
         if self.jobs.pop(job.number, None) is not None:
             self.finished.job_left(job)
 
-    def append_record(self, record: AccountingRecord) -> None:
-        accounting_writer.append(self.cell.accounting, record)
+    def append_record(self, record: AccountingRecord, sync: bool = True) -> None:
+        accounting_writer.append(self.cell.accounting, record, sync=sync)
+        if not sync:
+            self.accounting_unsynced = True
 
-    def account(self, record: AccountingRecord) -> None:
+    def sync_accounting(self) -> bool:
+        """The records appended unsynced (task ends) on disk: one fdatasync
+        for all of them (the flush, before any of their ends is acknowledged
+        to its execd).  False when the file cannot be synced: the
+        acknowledgements wait (:meth:`deliver`)."""
+        if not self.accounting_unsynced:
+            return True
+        try:
+            accounting_writer.sync(self.cell.accounting)
+        except OSError:
+            log.exception("cannot sync the accounting file: the ends written are acknowledged later")
+            return False
+        self.accounting_unsynced = False
+        return True
+
+    def account(self, record: AccountingRecord, sync: bool = True) -> None:
         """Append an accounting record; one the file cannot take now (or that
         would pass records still waiting) waits in the backlog, in order.
         With sge_conf(5) ``reporting_params accounting=false`` no record is
-        written at all."""
+        written at all.  ``sync=False`` for a task's end: written at once
+        (qacct sees it before the task leaves qstat), synced with the
+        pass's others by :meth:`flush`, before the end is acknowledged."""
         if not self.config.global_conf.accounting:
             return
         if record.arid and not record.ar_submission_time:  # accounting(5): the reservation's submission time
@@ -211,7 +231,7 @@ class Qmaster:
             self.backlog.record_unwritten(record)
             return
         try:
-            self.append_record(record)
+            self.append_record(record, sync)
         except OSError as err:
             self.backlog.record_unwritten(record, err)
 
@@ -1049,7 +1069,10 @@ class Qmaster:
         loop before it sends start messages, so a dispatch is on disk before
         the task runs, and before it delivers the outbox's posted messages.
         Of the pass's dispatches ``started``, those whose job the spool did
-        not take are undone (pending again); the others are returned."""
+        not take are undone (pending again); the others are returned.
+        The accounting records of the ends since the last flush are synced
+        first, all at once (:meth:`sync_accounting`)."""
+        self.sync_accounting()
         self.share_usage.spool_usage()
         dirty, self.dirty = self.dirty, {}
         unsaved = {job.number for job in dirty.values()
@@ -1067,7 +1090,9 @@ class Qmaster:
         """Send the posted messages (the scheduler loop, after its flush); an
         acknowledgement of an end not yet on disk waits in the backlog."""
         for host, msg in self.outbox.take():
-            if msg.get("op") == "ack_end" and self.backlog.holds_ack(int(msg["job_id"])):
+            if msg.get("op") == "ack_end" and self.accounting_unsynced:
+                self.outbox.post(host, msg)  # its record may not be on disk: after a flush that synced it
+            elif msg.get("op") == "ack_end" and self.backlog.holds_ack(int(msg["job_id"])):
                 self.backlog.hold_ack(host, msg)
             else:
                 await self.outbox.send(host, msg)
@@ -1140,7 +1165,7 @@ class Qmaster:
         record = accounting_writer.record_for(job, task, report, outcome.failed, self.host,
             *self.config.accounting_facts(job, task))
         if not (task.start_time < self.boot_time and accounting_writer.already_written(self.cell.accounting, record)):
-            self.account(record)
+            self.account(record, sync=False)  # synced by the next flush, before the end is acknowledged
             self.share_usage.job_finished(job.owner, job.spec.get("project") or None, record.cpu, record.mem,
                                           record.io, self.clock(), self.config.sched_conf)
         del job.tasks[task.task_id]

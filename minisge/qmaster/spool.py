@@ -26,7 +26,7 @@ import json
 import logging
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import trio
 
@@ -420,15 +420,18 @@ class QmasterSpool:
         for p in (os.path.join(self.dir, job_relpath(job_id)), os.path.join(self.dir, "job_scripts", str(job_id))):
             remove_file(p)
 
-    def load_jobs(self) -> list[tuple[str, dict]]:
-        """(path, data) of every spooled job, by job number; a file that is no
+    def load_jobs(self) -> Iterator[tuple[str, dict]]:
+        """(path, data) of every spooled job, by job number, one at a time
+        (a spool of 100,000 jobs is never all in memory as raw data); a file that is no
         job's JSON is a FormatError naming it (the qmaster does not start).
         The files (and scripts) of a spool written before the modes of the
         module get them."""
         self.secure_job_dirs()
-        out = []
         root = os.path.join(self.dir, "jobs")
-        for dirpath, _dirs, files in os.walk(root):
+        for dirpath, dirs, files in os.walk(root):
+            # job_relpath's names are fixed-width numbers: sorted, they walk the jobs by number
+            dirs.sort()
+            files.sort()
             if dirpath != root and os.stat(dirpath).st_mode & 0o7777 != JOBS_DIR_MODE:
                 os.chmod(dirpath, JOBS_DIR_MODE)
             for fn in files:
@@ -444,10 +447,8 @@ class QmasterSpool:
                         raise FormatError(f"not a job: {e.msg} (column {e.colno})", path, e.lineno) from None
                 if not isinstance(data, dict) or not isinstance(data.get("number"), int):
                     raise FormatError("not a job: no job number", path, 1)
-                out.append((path, data))
                 self.secure_script(data["number"], data.get("uid"))
-        out.sort(key=lambda pd: pd[1]["number"])
-        return out
+                yield path, data
 
     def write_script(self, job_id: int, text: str, owner: int | None = None, sync: bool = True) -> str:
         """Spool a job's script, its owner's (uid ``owner``) alone; its path."""

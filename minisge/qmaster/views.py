@@ -14,7 +14,7 @@ from minisge.output.resource_value import resource_text
 from minisge.qmaster import job_dependencies
 from minisge.qmaster.job import ERROR, RESCHEDULING, Job, Task
 from minisge.qmaster.job_facts import deadline_time, job_facts
-from minisge.qmaster.qmaster import Qmaster
+from minisge.qmaster.qmaster import Qmaster, gc_paused
 from minisge.qmaster.qstat_select import Selection, UnknownResource, parse_requests
 from minisge.qmaster.users import user_name
 from minisge.rules import core_binding
@@ -42,14 +42,15 @@ def priorities(qm: Qmaster, now: float | None = None, detail: bool = True) -> di
     cx = qm.config.complex_index
     pes = qm.config.pes
     considered = [job_facts(job, now) for job in qm.jobs.values() if _considered(job)]
-    free = sum(max(0, qi.slots - qi.used) for qi in qm.config.snapshot(qm.jobs, qm.execds, now=now).qinstances)
-    found = qm.ticket_input(now, free)
-    figs_t = tickets.tickets(found[1], found[0]) if found is not None else {}
-    nt, nt_default = tickets.job_ntckts(figs_t) if found is not None else ({}, 0.5)
     per_job: dict[int, tickets.Tickets] = {}
-    for (job_id, _tid), t in sorted(figs_t.items()):
-        per_job.setdefault(job_id, t)
-    figs = job_order.figures(considered, cx, pes, weights, now, nt, nt_default)
+    figs: dict[int, job_order.Figures] = {}
+    if considered:  # (none: every job is held, nothing to weigh)
+        found = qm.ticket_input(now, free_slots(qm))
+        figs_t = tickets.tickets(found[1], found[0]) if found is not None else {}
+        nt, nt_default = tickets.job_ntckts(figs_t) if found is not None else ({}, 0.5)
+        for (job_id, _tid), t in sorted(figs_t.items()):
+            per_job.setdefault(job_id, t)
+        figs = job_order.figures(considered, cx, pes, weights, now, nt, nt_default)
     out: dict[int, dict] = {}
     for f in considered:
         g = figs[f.job_id]
@@ -58,17 +59,28 @@ def priorities(qm: Qmaster, now: float | None = None, detail: bool = True) -> di
                          "rrcontr": g.rrcontr, "wtcontr": g.wtcontr, "dlcontr": g.dlcontr,
                          "deadline": int(f.deadline), "hard_resources": list(g.per_request),
                          **(_ticket_keys(tk) if tk is not None else {})}
+    if not detail:  # a job left out shows 0.00000, as a held one does
+        return out
     for job in qm.jobs.values():
         if job.number in out:
-            continue
-        if not detail:
-            out[job.number] = {"prio": 0.0}
             continue
         f = job_facts(job, now)
         _total, per_request = job_order.resource_contribution(f.requests, job_order.job_slot_request(f.pe, pes), cx)
         out[job.number] = {"prio": 0.0, "nurg": 0.0, "nppri": 0.0, "ntckts": 0.0, "urg": 0.0,
                            "rrcontr": 0.0, "wtcontr": 0.0, "dlcontr": 0.0, "hard_resources": list(per_request)}
     return out
+
+
+def free_slots(qm: Qmaster) -> int:
+    """The slots no task holds, over every queue instance whatever its state
+    (what the ticket policies share out; the scheduler's snapshot counts them
+    the same way), without building the snapshot."""
+    used: dict[str, int] = {}
+    for job in qm.jobs.values():
+        for t in job.tasks.values():
+            for g in t.granted:
+                used[g.qinstance] = used.get(g.qinstance, 0) + g.slots
+    return sum(max(0, qi.slots - used.get(qi.name, 0)) for qi in qm.config.static_qinstances())
 
 
 def _ticket_keys(t: tickets.Tickets) -> dict[str, float]:
@@ -146,6 +158,22 @@ def job_row(job: Job, figures: dict | None = None, detail: bool = True,
     d["tasks"] = []
     _add_tasks(job, d, usage or {})
     return d
+
+
+def _plain_pending(job: Job) -> bool:
+    """A job that is no array, has no task record and whose one pending task
+    has nothing of its own (no hold of its own, no -hold_jid_ad wait, no
+    restart): its listing line is the job's, :func:`brief_row` says it all."""
+    return not (job.tasks or job.is_array or job.task_holds or job.ad_held or job.restarted_pending)
+
+
+def brief_row(job: Job, figures: dict | None = None) -> list:
+    """A :func:`_plain_pending` job's :func:`job_row` (without ``detail``)
+    as the values of ``qstat_out.BRIEF_KEYS``: a lighter reply for a long queue."""
+    holds = job.hold_letters
+    return [job.number, job.name, job.owner, int(job.submission_time),
+            job.requested_slots() if job.spec.get("pe") else 1, figures.get("prio", 0.0) if figures else 0.0,
+            "hqw" if holds or job.predecessors else "qw", holds + "j" if job.predecessors else holds]
 
 
 def _detail_keys(job: Job, figures: dict) -> dict:
@@ -248,10 +276,6 @@ def _add_tasks(job: Job, d: dict, usage: Mapping[int, Mapping[str, float]]) -> d
     return d
 
 
-def _selected(job: Job, users) -> bool:
-    return users is None or "*" in users or job.owner in users
-
-
 def _usage(qm: Qmaster, job: Job) -> dict[int, dict[str, float]]:
     """The online usage of the job's running tasks, by task id."""
     return {t.task_id: u for t in job.tasks.values() if (u := qm.usage_of(job, t)) is not None}
@@ -259,20 +283,38 @@ def _usage(qm: Qmaster, job: Job) -> dict[int, dict[str, float]]:
 
 def job_list(qm: Qmaster, req: dict, uid: int) -> dict:
     """``qstat``: the caller's jobs (``users`` None) or those of ``users``
-    (``*`` for all), and the queue instances in Grid Engine's order."""
+    (``*`` for all), and the queue instances in Grid Engine's order; with
+    the garbage collector paused, as a pass (a row or two per job: with a
+    long queue it would otherwise walk the whole job table again and again)."""
+    with gc_paused():
+        return _job_list(qm, req, uid)
+
+
+def _job_list(qm: Qmaster, req: dict, uid: int) -> dict:
     users = req.get("users")
     if users is None:
         users = [user_name(uid)]
     detail = req.get("detail", True)  # False: a plain listing (qstat without -ext/-pri/-urg/-r/-xml)
+    brief = not detail and bool(req.get("brief"))
     figures = priorities(qm, detail=detail)
-    jobs = [job_row(job, figures.get(job.number), detail, _usage(qm, job) if detail else None)
-            for job in sorted(qm.jobs.values(), key=lambda j: j.number) if _selected(job, users)]
+    jobs, brief_jobs = [], []
+    everyone = users is None or "*" in users
+    for number in sorted(qm.jobs):
+        job = qm.jobs[number]
+        if not everyone and job.owner not in users:
+            continue
+        if brief and _plain_pending(job):
+            brief_jobs.append(brief_row(job, figures.get(job.number)))
+        else:
+            jobs.append(job_row(job, figures.get(job.number), detail, _usage(qm, job) if detail else None))
     for row in jobs:  # qstat -g t: the MASTER line of a job_is_first_task FALSE job is one more
         pe = qm.config.pes.get(row.get("granted_pe") or "")
         if pe is not None and not pe.job_is_first_task:
             row["job_is_first_task"] = False
     queues = [f"{c.qname}@{h}" for c, h in qm.config.queue_instances()]
     out: dict[str, Any] = {"jobs": jobs, "queues": queues}
+    if brief:
+        out["brief_jobs"] = brief_jobs
     if req.get("finished"):
         out["finished"] = qm.finished.listing(users)
     return out

@@ -97,7 +97,7 @@ class ReplayQmaster(Qmaster):
     """The qmaster of a replay: its own code, with a simulated clock; no
     accounting record or schedule file is written."""
 
-    def append_record(self, record: Any) -> None:
+    def append_record(self, record: Any, sync: bool = True) -> None:
         pass
 
     explain = False  # the pending reasons of a pass are looked for only when --why keeps them

@@ -1,0 +1,137 @@
+"""A command's start is its imports (issue 14: ``qsub`` and ``qstat`` in
+~20 ms, as Grid Engine's C binaries): the plain commands load none of the
+standard library's heavy modules, neither when imported nor on their main
+paths, and the launchers that start them (setup.py) import nothing of
+their own.
+
+Each command runs in a fresh interpreter; what it loads is what is in
+``sys.modules`` after its import and its runs that was not there before
+(so what the interpreter's own start loaded, whatever the environment's
+.pth files do, is not counted against it).  Adding ``import json``, ``re``,
+``typing``... back on one of these paths fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+#: What a plain command must not load, and what each costs it (measured
+#: with ``python -X importtime``, 2 cores, CPython 3.11: a bare start is ~12 ms).
+HEAVY: dict[str, str] = {
+    "json": "json.decoder imports re and compiles patterns (minisge.protocol.json_text instead)",
+    "re": "~5 ms with enum and functools (minisge.formats.scan instead)",
+    "enum": "~3 ms (signal's and re's enums)",
+    "typing": "~5 ms (types under TYPE_CHECKING)",
+    "collections": "~1.5 ms (collections.abc at run time imports the package)",
+    "functools": "~1.5 ms",
+    "dataclasses": "imports inspect, ast, dis, tokenize: ~10 ms",
+    "inspect": "~8 ms", "ast": "~2 ms",
+    "argparse": "~5 ms, with gettext and re",
+    "pathlib": "~4 ms with fnmatch, re, urllib.parse",
+    "fnmatch": "imports re",
+    "signal": "its enums (_signal has the numbers and strsignal)",
+    "socket": "its enums (_socket instead)",
+    "subprocess": "~4 ms", "threading": "~1 ms", "contextlib": "~1 ms", "datetime": "~2 ms",
+    "locale": "~1 ms", "tempfile": "~4 ms with random and shutil", "shutil": "~2 ms",
+}
+
+#: The commands held to HEAVY, with the arguments of their main paths
+#: (run with no cell: they print their error; ``qsub -verify`` prints the job
+#: as ``qstat -j`` would, sending nothing).
+PLAIN: dict[str, list[list[str]]] = {
+    "qsub": [["-b", "y", "/bin/true"], ["-verify", "-N", "x", "-l", "h_vmem=1G", "-b", "y", "/bin/true"],
+             ["-h", "-t", "1-10:2", "-p", "-5", "-a", "202601011200.30", "-b", "y", "/bin/true"]],
+    "qstat": [[], ["-f"], ["-j", "1"]],
+    "qdel": [["1"]], "qhold": [["1"]], "qrls": [["1"]], "qmod": [["-d", "all.q"]], "qconf": [["-sql"]],
+    "qhost": [[]], "qselect": [[]], "qquota": [[]], "qresub": [["1"]], "qrdel": [["1"]],
+}
+
+#: What a command of PLAIN may load of HEAVY, and why.
+ALLOWED: dict[str, dict[str, str]] = {
+    # -q wc_queue_list and -pe patterns: formats.wildcard matches through regular expressions
+    "qstat": dict.fromkeys(("re", "enum", "functools", "fnmatch", "collections"), "wildcard patterns"),
+}
+
+PROBE = """
+import sys
+before = set(sys.modules)
+out, name, heavy, runs = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4:]
+module = __import__(name, fromlist=["main"])
+for run in runs:
+    try:
+        module.main(run.split("\\x1f") if run else [])
+    except SystemExit:
+        pass
+with open(out, "w") as f:
+    f.write(" ".join(sorted(m for m in heavy if m in sys.modules and m not in before)))
+"""
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN))
+def test_a_plain_command_loads_no_heavy_module(name, tmp_path):
+    env = dict(os.environ, SGE_ROOT=str(tmp_path / "no-cell"), HOME=str(tmp_path))
+    env.pop("SGE_CELL", None)
+    out = tmp_path / "loaded"
+    runs = ["\x1f".join(argv) for argv in PLAIN[name]]
+    p = subprocess.run([sys.executable, "-c", PROBE, str(out), f"minisge.cli.{name}", ",".join(HEAVY), *runs],
+                       env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    loaded = [m for m in out.read_text().split() if m not in ALLOWED.get(name, {})]
+    assert not loaded, f"{name} loads " + "; ".join(f"{m} ({HEAVY[m]})" for m in loaded)
+
+
+def test_the_probe_sees_a_heavy_import(tmp_path):
+    """The probe itself: a module that imports json is caught."""
+    (tmp_path / "heavy_cmd.py").write_text("import json\n\ndef main(argv):\n    return 0\n")
+    out = tmp_path / "loaded"
+    p = subprocess.run([sys.executable, "-c", PROBE, str(out), "heavy_cmd", ",".join(HEAVY), ""],
+                       env=dict(os.environ, PYTHONPATH=str(tmp_path)), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "json" in out.read_text().split()
+
+
+def _setup_module():
+    """setup.py's functions, without running setup()."""
+    with open(os.path.join(TOP, "setup.py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    tree.body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Call))]
+    namespace: dict[str, object] = {"__file__": os.path.join(TOP, "setup.py")}
+    exec(compile(tree, "setup.py", "exec"), namespace)
+    return namespace
+
+
+def test_the_launchers_import_gc_sys_and_their_command_only():
+    setup = _setup_module()
+    for name, module in setup["commands"]().items():
+        text = setup["launcher"](name, module)
+        assert text.startswith("#!python\n"), name  # pip writes the installing interpreter there
+        imports = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        assert [ast.unparse(n) for n in imports] == ["import gc", "import sys", f"from {module} import main"], name
+        assert "gc.enable()" in text, name  # the collector is back on before the command runs
+
+
+def test_the_editable_finder_imports_nothing_the_interpreter_has_not(tmp_path):
+    """The finder an editable install puts in every start of its environment
+    (setup.py's FINDER) loads no module, and finds the three package folders."""
+    setup = _setup_module()
+    mapping = {"minisge": os.path.join(TOP, "minisge"), "minisge.cli": os.path.join(TOP, "cli"),
+               "minisge.default_spool": os.path.join(TOP, "spool")}
+    (tmp_path / "light_finder.py").write_text(setup["FINDER"] % mapping)
+    probe = ("import sys\nbefore = set(sys.modules)\nimport light_finder\nlight_finder.install()\n"
+             "new = set(sys.modules) - before - {'light_finder'}\n"
+             "import minisge.cli.commands, minisge.default_spool\n"
+             "print(sorted(new), minisge.cli.commands.__file__, minisge.default_spool.__file__)\n")
+    p = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
+                        + probe], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    new, commands, spool = p.stdout.split()
+    assert new == "[]"
+    assert commands == os.path.join(TOP, "cli", "commands.py")
+    assert spool == os.path.join(TOP, "spool", "__init__.py")
