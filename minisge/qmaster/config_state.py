@@ -613,8 +613,11 @@ class ConfigState:
             held = job.held_pending()  # qhold of the job (None) or of some of its tasks
             if held is None:
                 continue
+            if not job.pending:  # nothing to start: it counts for the urgency range
+                others.append(counted[job.number].facts(job, now))
+                continue
             spec = job.spec
-            cap = free if job.pending else 0
+            cap = free
             if cap and spec.get("tc"):
                 cap = min(cap, max(0, int(spec["tc"]) - len(job.tasks)))
             # -hold_jid_ad: tasks waiting for their predecessor tasks are not considered

@@ -31,17 +31,17 @@ from minisge.scheduler.job_order import JobFacts
 from minisge.scheduler.load_alarms import RunningTask
 from minisge.scheduler.quota import QuotaRequest
 
+#: the parts of a job's request that what a pass counts of it comes from
+_SPEC_PARTS = ("hard_resources", "pe", "project", "deadline", "hard_queues", "soft_resources", "soft_queues",
+               "master_queues", "ar", "interactive", "reserve")
+
 
 def _key(job: Job, cx: ComplexIndex, durations: tuple[float, float]) -> tuple[Any, ...]:
     """The parts of ``job`` (and of the configuration) what a pass counts of it comes from."""
-    spec = job.spec
-    get = spec.get
     return (cx, durations, job.owner, job.group, job.priority, job.submission_time, job.execution_time,
-            not job.pending, get("hard_resources"), get("pe"), get("project"), get("deadline"),
-            get("hard_queues"), get("soft_resources"), get("soft_queues"), get("master_queues"), get("ar"),
-            get("interactive"), get("reserve"),
-            tuple((t, t.state, t.start_time, t.granted, t.granted_pe, frozenset(t.suspended_by))
-                  for t in job.tasks.values()))
+            not job.pending, *map(job.spec.get, _SPEC_PARTS),
+            *[(t, t.state, t.start_time, t.granted, t.granted_pe, frozenset(t.suspended_by))
+              for t in job.tasks.values()])
 
 
 class RunningJob:

@@ -108,6 +108,9 @@ class ReplayQmaster(Qmaster):
     def explains_pending(self) -> bool:
         return self.explain and super().explains_pending()
 
+    def new_job_writes(self, job: Job, sync: bool) -> list[Callable[[], str]]:
+        return []  # nothing of a replay's job is written (nor turned into its file's data)
+
 
 @dataclass
 class Replay:

@@ -398,6 +398,7 @@ def evaluate(confs: Iterable[QueueLoadConf], loads: Mapping[str, Mapping[str, st
     glob = loads.get("global", {})
     d.subordinated = subordinated(confs, used)
     taken: set[tuple[int, int]] = set()
+    by_threshold = [t for t in tasks if "threshold" in t.suspended_by]  # (in task order)
     for c in confs:
         if c.ambiguous:
             d.ambiguous[c.name] = ambiguity_messages(c.ambiguous)
@@ -414,8 +415,8 @@ def evaluate(confs: Iterable[QueueLoadConf], loads: Mapping[str, Mapping[str, st
             if why:
                 d.alarm[c.name] = why
         if not suspension_enabled(c):
-            for t in tasks:  # thresholds removed: nothing resumes these any more but this
-                if "threshold" in t.suspended_by and t.master_queue == c.name and t.key not in taken:
+            for t in by_threshold:  # thresholds removed: nothing resumes these any more but this
+                if t.master_queue == c.name and t.key not in taken:
                     taken.add(t.key)
                     d.resume.append((t.key, "threshold"))
             continue
