@@ -655,12 +655,15 @@ class ConfigState:
         )
 
     def running_jobs_of(self, jobs: Mapping[int, Job]) -> dict[int, RunningJob]:
-        """What a pass counts of each of ``jobs`` (kept between passes:
-        :mod:`minisge.qmaster.running_jobs`)."""
+        """What a pass counts of each of ``jobs`` that has a task or is not
+        held as a whole (kept between passes: :mod:`minisge.qmaster.running_jobs`;
+        a held job with no task counts for nothing: a long queue of held jobs
+        costs a pass one look each)."""
         cx = self.complex_index
         durations = (self.sched_conf.default_duration_seconds, self.sched_conf.duration_offset)
         of = self.running_jobs.of
-        counted = {n: of(job, cx, durations) for n, job in jobs.items()}
+        counted = {n: of(job, cx, durations) for n, job in jobs.items()
+                   if job.tasks or job.held_pending() is not None}
         self.running_jobs.forget_others(counted)
         return counted
 
