@@ -560,9 +560,7 @@ class ConfigState:
             counted = self.running_jobs_of(jobs)
         used: dict[str, int] = {}
         pe_used: dict[str, int] = {}
-        qi_booked: dict[str, dict[str, float]] = {}
-        host_booked: dict[str, dict[str, float]] = {}
-        global_booked: dict[str, float] = {}
+        qi_booked, host_booked, global_booked = self.booked_consumables(jobs, counted)
         held_maps: dict[str, dict[str, list[str]]] = {}
         entries: list[scheduler.ScheduleEntry] = []
         for rj in counted.values():
@@ -572,11 +570,6 @@ class ConfigState:
                 used[qi] = used.get(qi, 0) + n
             for pe_name, n in rj.pe_used:
                 pe_used[pe_name] = pe_used.get(pe_name, 0) + n
-            for qi, host, amounts in rj.debits:
-                levels = (qi_booked.setdefault(qi, {}), host_booked.setdefault(host, {}), global_booked)
-                for name, total in amounts:
-                    for consumed in levels:
-                        consumed[name] = consumed.get(name, 0.0) + total
             for host, name, ids in rj.resource_maps:
                 held_maps.setdefault(host, {}).setdefault(name, []).extend(ids)
             entries.extend(rj.schedule_entries)
@@ -667,16 +660,18 @@ class ConfigState:
         self.running_jobs.forget_others(counted)
         return counted
 
-    def booked_consumables(self, jobs: Mapping[int, Job]) -> tuple[dict, dict, dict]:
+    def booked_consumables(self, jobs: Mapping[int, Job],
+                           counted: Mapping[int, RunningJob] | None = None) -> tuple[dict, dict, dict]:
         """complex(5) "the internal bookkeeping will subtract from this total
         the assumed resource consumption by all running jobs": what the tasks
         that hold queue instances book, per queue instance, host and globally
         (per-slot requests times the slots, JOB requests in the master queue,
-        complex defaults for the consumables not requested)."""
+        complex defaults for the consumables not requested); ``counted``: a
+        pass's count of the jobs, if the caller has it (the snapshot)."""
         per_qi: dict[str, dict] = {}
         per_host: dict[str, dict] = {}
         per_cell: dict[str, float] = {}
-        for rj in self.running_jobs_of(jobs).values():
+        for rj in (self.running_jobs_of(jobs) if counted is None else counted).values():
             for qi, host, amounts in rj.debits:
                 levels = (per_qi.setdefault(qi, {}), per_host.setdefault(host, {}), per_cell)
                 for name, total in amounts:
