@@ -122,6 +122,31 @@ async def main(tasks: int, slots: int, tmp: str) -> None:
     assert rc == 0, lines
 
 
+def cpu_ticks(pid: int) -> tuple[int, int]:
+    """(utime + stime, cutime + cstime) of a process, in clock ticks (proc(5)):
+    its own CPU and that of its children it has reaped."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+
+
+def launcher_pid(daemon: int) -> int | None:
+    """The daemon's shepherd launcher (a child running minisge.execd.launcher)."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                cmd = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == daemon and b"minisge.execd.launcher" in cmd:
+            return int(name)
+    return None
+
+
 def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
     """The array's end-to-end figure on a running cell, ``runs`` times."""
     bindir = os.path.dirname(sys.executable)
@@ -135,18 +160,33 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
         # the machine's other load (np_load_avg) must not hold the array back
         subprocess.run([os.path.join(bindir, "qconf"), "-rattr", "queue", "load_thresholds", "NONE", "all.q"],
                        env=env, check=True, capture_output=True)
+        with open(Cell(env["SGE_ROOT"]).pid_file) as f:
+            daemon = int(f.read())
+        tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
         rates = []
+        cpus: list[tuple[float, float, float]] = []
         for i in range(runs):
             load = open("/proc/loadavg").read().split()[0]
             base = records(acct)
+            launcher = launcher_pid(daemon)
+            d0 = cpu_ticks(daemon)[0]
+            l0 = cpu_ticks(launcher) if launcher else (0, 0)
             t0 = time.perf_counter()
             subprocess.run([os.path.join(bindir, "qsub"), "-t", f"1-{tasks}", "-b", "y", "-o", "/dev/null", "-j", "y",
                             "/bin/true"], env=env, check=True, capture_output=True, cwd="/tmp")
             t1 = wait_records(acct, base + tasks)
             rates.append(tasks / (t1 - t0))
+            time.sleep(0.2)  # the last shepherds reaped by the launcher
+            d1 = cpu_ticks(daemon)[0]
+            l1 = cpu_ticks(launcher) if launcher else (0, 0)
+            cpu = ((d1 - d0) * tick_ms / tasks, (l1[0] - l0[0]) * tick_ms / tasks, (l1[1] - l0[1]) * tick_ms / tasks)
+            cpus.append(cpu)
             print(f"run {i + 1}: {tasks}-task array of /bin/true, submit to last accounting record "
-                  f"{t1 - t0:6.2f} s  {rates[-1]:7.1f} tasks/s  (load {load})", flush=True)
-        print(f"median of {runs}: {statistics.median(rates):.1f} tasks/s ({slots} slots, {os.cpu_count()} cores)")
+                  f"{t1 - t0:6.2f} s  {rates[-1]:7.1f} tasks/s  (load {load}); CPU per task: daemon {cpu[0]:.2f} ms, "
+                  f"launcher {cpu[1]:.2f} ms, shepherd + job {cpu[2]:.2f} ms", flush=True)
+        med = [statistics.median(c[k] for c in cpus) for k in range(3)]
+        print(f"median of {runs}: {statistics.median(rates):.1f} tasks/s ({slots} slots, {os.cpu_count()} cores); "
+              f"CPU per task: daemon {med[0]:.2f} ms, launcher {med[1]:.2f} ms, shepherd + job {med[2]:.2f} ms")
     finally:
         subprocess.run([os.path.join(bindir, "minisge"), "stop"], env=env, capture_output=True)
 

@@ -26,7 +26,8 @@ def script(d: str, name: str, body: str) -> str:
 
 
 def run_task(tmp: str, job: str = "echo job", procedures: dict | None = None, *, pe: str | None = None,
-             forbid_reschedule: bool = False, forbid_apperror: bool = False, name: str = "t") -> tuple[dict, str]:
+             forbid_reschedule: bool = False, forbid_apperror: bool = False, name: str = "t",
+             **overrides: object) -> tuple[dict, str]:
     """Run one task through the shepherd: (the execd's report, the job's stdout)."""
     job_dir = tempfile.mkdtemp(dir=tmp)
     out = os.path.join(tmp, f"{name}.o1")
@@ -45,6 +46,7 @@ def run_task(tmp: str, job: str = "echo job", procedures: dict | None = None, *,
         "variables": variables, "pe_variables": pe_variables,
         "forbid_reschedule": forbid_reschedule, "forbid_apperror": forbid_apperror,
     }
+    cfg.update(overrides)
     import json
 
     with open(os.path.join(job_dir, "config"), "w") as f:
@@ -209,3 +211,62 @@ def test_unknown_user_prefix_is_a_failure_before_the_procedure(tmp):
     report, out = run_task(tmp, "echo job", {"prolog": proc("/bin/true", user="nosuchuser_hx")})
     assert report["failed"] == 7 and out == ""
     assert 'can\'t get password entry for user "nosuchuser_hx"' in report["error"]
+
+
+def test_a_plain_job_is_spawned_and_one_with_limits_forked():
+    """posix_spawn (no copy of the shepherd) unless the set-up needs code
+    between fork and exec: rlimits, nice, binding, a terminal."""
+    child = shepherd.Child(argv=["/bin/true"], env={}, uid=0, gid=0, groups=[], cwd="/", stdin_path="/dev/null",
+                           stdout_path="/dev/null", stderr_path="/dev/null", merge=True, exec_state=27,
+                           owner=(0, 0, []))
+    assert shepherd.spawnable(child)
+    assert not shepherd.spawnable(child._replace(rlimits=((0, 1, 1),)))
+    assert not shepherd.spawnable(child._replace(nice=5))
+    assert not shepherd.spawnable(child._replace(cpus=(0,)))
+    assert not shepherd.spawnable(child._replace(fds=(0, 1, 2)))
+
+
+@pytest.mark.root
+def test_a_spawned_job_of_another_user_holds_none_of_roots_ids(tmp):
+    """The shepherd takes the owner's ids for the set-up and gives them
+    back after the spawn; the job's real, effective and saved ids are all
+    the owner's, its groups the owner's alone, and the shepherd (root
+    again) still writes its files."""
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "integration"))
+    from cellutil import ensure_user
+
+    ensure_user("msgeuser1")
+    pw = pwd.getpwnam("msgeuser1")
+    os.chmod(tmp, 0o777)
+    report, out = run_task(tmp, "grep -E '^(Uid|Gid|Groups):' /proc/self/status; pwd", uid=pw.pw_uid, gid=pw.pw_gid,
+                           groups=[pw.pw_gid])
+    ids = dict(line.split(":", 1) for line in out.splitlines()[:3])
+    assert ids["Uid"].split() == [str(pw.pw_uid)] * 4, out
+    assert ids["Gid"].split() == [str(pw.pw_gid)] * 4, out
+    assert ids["Groups"].split() == [str(pw.pw_gid)], out
+    assert out.splitlines()[3] == tmp and report["failed"] == 0 and str(report["usage"]["exit_status"]) == "0"
+    assert os.stat(os.path.join(tmp, "t.o1")).st_uid == pw.pw_uid  # opened as the owner
+
+
+@pytest.mark.root
+def test_a_spawned_jobs_set_up_failures_name_the_owner(tmp):
+    """A working directory or output file the owner cannot use: 8.1.9's
+    message, the owner's euid in it, the state of that step (26, 28)."""
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "integration"))
+    from cellutil import ensure_user
+
+    ensure_user("msgeuser1")
+    pw = pwd.getpwnam("msgeuser1")
+    private = os.path.join(tmp, "private")
+    os.mkdir(private, 0o700)
+    report, _ = run_task(tmp, "true", uid=pw.pw_uid, gid=pw.pw_gid, cwd=private)
+    assert report["failed"] == 28 and f"[{pw.pw_uid}:" in report["error"], report
+    assert f"can't chdir to {private}: Permission denied" in report["error"]
+    report, _ = run_task(tmp, "true", uid=pw.pw_uid, gid=pw.pw_gid, stdout_path=os.path.join(private, "o"))
+    assert report["failed"] == 26 and f'can\'t open output file "{private}/o": Permission denied' in report["error"]
+    report, _ = run_task(tmp, "true", shell="/nonexistent_sh")
+    assert report["failed"] == 27 and 'unable to find shell "/nonexistent_sh"' in report["error"], report

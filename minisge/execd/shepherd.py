@@ -327,8 +327,7 @@ def _exec_child(child: Child, errpipe_w: int) -> None:
             os.setgroups(child.groups or [child.gid])
             os.setgid(child.gid)
             os.setuid(child.uid)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2,
-                    signal.SIGCHLD, signal.SIGHUP):
+        for sig in CHILD_DEFAULT_SIGNALS:
             try:
                 signal.signal(sig, signal.SIG_DFL)
             except (OSError, ValueError):
@@ -339,21 +338,99 @@ def _exec_child(child: Child, errpipe_w: int) -> None:
     except BaseException as e:  # noqa: BLE001 - a forked child must never return into the daemon's code
         # report to the shepherd and die
         try:
-            what = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            if stage == SSTATE_NO_CWD:
-                msg = f'error: can\'t chdir to {child.cwd}: {what}'
-            elif stage == SSTATE_OPEN_OUTPUT:
-                # 8.1.9's words for an output file (as observed); an input file likewise
-                filename = e.filename if isinstance(e, OSError) and e.filename else child.stdout_path
-                kind = "input" if filename == child.stdin_path else "output"
-                msg = f'error: can\'t open {kind} file "{filename}": {what}'
-            elif stage == SSTATE_NO_SHELL and isinstance(e, FileNotFoundError) and child.argv:
-                msg = f'unable to find shell "{child.argv[0]}"'  # 8.1.9's words (as observed)
-            else:
-                msg = f"execvp({child.argv[0]}) failed: {what}" if child.argv else str(e)
-            os.write(errpipe_w, f"{stage} {os.geteuid()}:{os.getpid()} {msg}".encode(errors="replace")[:1000])
+            text = setup_error_text(child, stage, e, os.geteuid(), os.getpid())
+            os.write(errpipe_w, text.encode(errors="replace")[:1000])
         finally:
             os._exit(127)
+
+
+def setup_error_text(child: Child, stage: int, e: BaseException, euid: int, pid: int) -> str:
+    """``state euid:pid message`` of a child's failed set-up (read back by
+    :func:`setup_failure`), in 8.1.9's words for the stage it failed at."""
+    what = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+    if stage == SSTATE_NO_CWD:
+        msg = f'error: can\'t chdir to {child.cwd}: {what}'
+    elif stage == SSTATE_OPEN_OUTPUT:
+        # 8.1.9's words for an output file (as observed); an input file likewise
+        filename = e.filename if isinstance(e, OSError) and e.filename else child.stdout_path
+        kind = "input" if filename == child.stdin_path else "output"
+        msg = f'error: can\'t open {kind} file "{filename}": {what}'
+    elif stage == SSTATE_NO_SHELL and isinstance(e, FileNotFoundError) and child.argv:
+        msg = f'unable to find shell "{child.argv[0]}"'  # 8.1.9's words (as observed)
+    else:
+        msg = f"execvp({child.argv[0]}) failed: {what}" if child.argv else str(e)
+    return f"{stage} {euid}:{pid} {msg}"
+
+
+# what a child gets back to their defaults before its exec (the shepherd ignores some of them)
+CHILD_DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGUSR1,
+                         signal.SIGUSR2, signal.SIGCHLD, signal.SIGHUP)
+
+
+NOT_EXECUTED = 127 << 8  # the wait status of a forked child whose set-up or exec failed (its os._exit(127))
+NO_RUSAGE = resource.struct_rusage((0.0, 0.0) + (0,) * 14)  # of a child that never ran
+
+
+def spawnable(child: Child) -> bool:
+    """Can ``child`` be started by :func:`spawn_child` (posix_spawn: no copy of
+    the shepherd's memory): nothing of its set-up needs code of ours between
+    the fork and the exec (no rlimits, nice value, binding, terminal nor
+    descriptors of an interactive session)."""
+    return not (child.rlimits or child.nice or child.cpus or child.terminal or child.fds is not None)
+
+
+def spawn_child(child: Child) -> tuple[int | None, str]:
+    """Start a :func:`spawnable` child with ``posix_spawn`` (vfork and exec:
+    the shepherd's pages are neither copied nor made copy-on-write).  The
+    set-up ``_exec_child`` does in a forked child is done here on the
+    shepherd itself, which is the task's alone, and undone after: as the
+    job owner (effective ids), the working directory and the three files;
+    then the child's real ids, which ``POSIX_SPAWN_RESETIDS`` makes its
+    effective ones too before the exec (the exec makes them its saved ones:
+    the job holds no root id).  (pid, "") once it exec'd; (None, ``state
+    euid:pid message``) when its set-up or exec failed."""
+    stage = SSTATE_BEFORE_JOB
+    root = os.getuid() == 0
+    groups = os.getgroups() if root else []
+    cwd = os.getcwd()
+    fds: list[int] = []
+    try:
+        try:
+            if root:
+                uid, gid, owner_groups = child.owner
+                os.setgroups(owner_groups or [gid])
+                os.setegid(gid)
+                os.seteuid(uid)
+            stage = SSTATE_NO_CWD
+            os.chdir(child.cwd)
+            stage = SSTATE_OPEN_OUTPUT
+            fds.append(os.open(child.stdin_path or "/dev/null", os.O_RDONLY | os.O_CLOEXEC))
+            fds.append(_open_output(child.stdout_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC))
+            if not child.merge:
+                fds.append(_open_output(child.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC))
+            stage = child.exec_state
+            if root:
+                os.seteuid(0)
+                os.setgroups(child.groups or [child.gid])
+                os.setresgid(child.gid, 0, 0)
+                os.setresuid(child.uid, 0, 0)
+            actions = [(os.POSIX_SPAWN_DUP2, fds[0], 0), (os.POSIX_SPAWN_DUP2, fds[1], 1),
+                       (os.POSIX_SPAWN_DUP2, fds[-1] if not child.merge else fds[1], 2)]
+            pid = os.posix_spawn(child.exec_path or child.argv[0], child.argv, child.env, file_actions=actions,
+                                 setpgroup=0, resetids=root, setsigmask=(), setsigdef=CHILD_DEFAULT_SIGNALS)
+        finally:
+            if root:
+                os.setresuid(0, 0, 0)
+                os.setresgid(0, 0, 0)
+                os.setgroups(groups)
+            os.chdir(cwd)
+            for fd in fds:
+                os.close(fd)
+    except OSError as e:
+        # who failed, as a forked child names itself: the job owner opening its files, then the child's user
+        euid = (child.uid if stage == child.exec_state else child.owner[0]) if root else os.geteuid()
+        return None, setup_error_text(child, stage, e, euid, os.getpid())
+    return pid, ""
 
 
 class Shepherd:
@@ -411,6 +488,18 @@ class Shepherd:
         """Fork and exec ``child``, wait for it: (wait status, rusage, setup
         error text as ``state euid:pid message``, empty when it exec'd).
         An interactive job's ``relay`` moves its data while it runs."""
+        if relay is None and spawnable(child):
+            spawned, err_text = spawn_child(child)
+            if spawned is None:
+                return NOT_EXECUTED, NO_RUSAGE, err_text
+            if on_pid is not None:
+                on_pid(spawned)
+            while True:
+                try:
+                    _, status, ru = os.wait4(spawned, 0)
+                    return status, ru, ""
+                except InterruptedError:
+                    continue
         r, w = os.pipe()
         os.set_inheritable(w, False)
         pid = os.fork()
