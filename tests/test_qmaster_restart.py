@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from minisge.cell import Cell
 from minisge.daemon.cell_init import init_cell
@@ -72,3 +73,62 @@ def test_a_tasks_end_is_in_the_accounting_file_at_once_and_acknowledged_only_onc
     assert synced == [qm.cell.accounting] and not qm.accounting_unsynced
     trio.run(qm.deliver)
     assert [m for m in taker.sent if m["op"] == "ack_end"] == [{"op": "ack_end", "job_id": job_id, "task_id": 1}]
+
+
+def test_with_the_daemons_syncer_an_end_is_acknowledged_once_its_record_is_synced_off_the_loop(qm, monkeypatch):
+    """In a daemon, the flush does not wait for the accounting file's sync:
+    the syncer does it in a worker thread and wakes the scheduler loop;
+    an end's acknowledgement waits for the sync of its own record, not for
+    records appended after it."""
+    taker = Taker("h1")
+    qm.execds["h1"] = taker
+    qm.config.register_execd("h1")
+    job_id = qm.submit(dict(REQ, array=[1, 3, 1]), 0, 0)["job_id"]
+    assert len(qm.flush(qm.schedule())) == 2
+    synced: list[int] = []
+    real_sync = accounting_writer.sync
+    gates = [trio.Event(), trio.Event()]  # one a sync
+
+    def end(task_id: int) -> None:
+        qm.task_finished({"op": "task_end", "host": "h1", "job_id": job_id, "task_id": task_id, "exit_status": 0,
+                          "failed": 0, "usage": {}})
+        qm.ack_task_end("h1", job_id, task_id)
+
+    def acked() -> list[int]:
+        return [m["task_id"] for m in taker.sent if m["op"] == "ack_end"]
+
+    async def main() -> None:
+        token = trio.lowlevel.current_trio_token()
+
+        async def wait_gate(k: int) -> None:
+            with trio.fail_after(10):  # not forever when an assertion of the test failed meanwhile
+                await gates[k].wait()
+
+        def slow_sync(path: str) -> None:
+            trio.from_thread.run(wait_gate, len(synced), trio_token=token)  # a slow disk: the loop goes on
+            synced.append(len(synced))
+            real_sync(path)
+
+        monkeypatch.setattr(accounting_writer, "sync", slow_sync)
+        async with trio.open_nursery() as nursery:
+            done = [trio.Event(), trio.Event()]  # the syncer's calls after each sync (the daemon: qm.changed)
+            await nursery.start(qm.accounting_sync.run, lambda: done[done[0].is_set()].set())
+            end(1)
+            qm.flush()  # does not sync: the syncer does
+            await qm.deliver()
+            assert acked() == [] and qm.accounting_unsynced
+            await trio.testing.wait_all_tasks_blocked()
+            end(2)  # appended while the first sync runs
+            gates[0].set()
+            await done[0].wait()
+            await qm.deliver()
+            assert acked() == [1] and qm.accounting_unsynced  # its record synced, task 2's not yet
+            gates[1].set()
+            await done[1].wait()
+            await qm.deliver()
+            assert acked() == [1, 2]
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    with open(qm.cell.accounting, encoding="utf-8") as f:
+        assert len([ln for ln in f if not ln.startswith("#")]) == 2

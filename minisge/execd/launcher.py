@@ -63,24 +63,39 @@ def load_libc() -> ctypes.CDLL | None:
 
 
 LIBC = load_libc()
+OPEN_MAX = os.sysconf("SC_OPEN_MAX")  # above the highest descriptor this process can have
 
 
-def set_process_title(name: str, title: str) -> None:
-    """What ``ps`` shows of this process: ``name`` as its command
-    (/proc/PID/comm, prctl PR_SET_NAME, 15 bytes) and ``title`` as its
-    arguments (the process's argv area, padded with NULs; Python keeps its
-    own copy of argv, so nothing reads this memory any more).  Best effort."""
+def argv_area() -> tuple[int, int] | None:
+    """Where this process's argv strings are (proc(5) stat fields 48 and 49):
+    read once by the launcher; its forks have them at the same addresses."""
     try:
-        if LIBC is not None:
-            LIBC.prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
         with open("/proc/self/stat", "rb") as f:
             stat = f.read()
         fields = stat[stat.rindex(b")") + 2:].split()  # from field 3 (state) on: see proc(5)
-        arg_start, arg_end = int(fields[45]), int(fields[46])  # fields 48 and 49
+        return int(fields[45]), int(fields[46])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def set_process_title(name: str, title: str, area: tuple[int, int] | None = None) -> None:
+    """What ``ps`` shows of this process: ``name`` as its command
+    (/proc/PID/comm, prctl PR_SET_NAME, 15 bytes) and ``title`` as its
+    arguments (the process's argv area, ``area`` or read from /proc, padded
+    with NULs; Python keeps its own copy of argv, so nothing reads this
+    memory any more).  Best effort."""
+    try:
+        if LIBC is not None:
+            LIBC.prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
+        if area is None:
+            area = argv_area()
+        if area is None:
+            return
+        arg_start, arg_end = area
         size = arg_end - arg_start
         if 0 < size <= 1 << 16:
             ctypes.memmove(arg_start, title.encode()[:size - 1].ljust(size, b"\0"), size)
-    except (OSError, ValueError, IndexError, AttributeError):
+    except (OSError, ValueError, AttributeError):
         pass
 
 
@@ -90,18 +105,17 @@ def close_descriptors(keep: Sequence[int]) -> None:
     for fd in (0, 1, 2):
         if fd != null:
             os.dup2(null, fd)
-    for name in os.listdir("/proc/self/fd"):  # the open ones (closing up to the limit costs a millisecond)
-        fd = int(name)
-        if fd > 2 and fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass  # the listing's own descriptor, closed already
+    low = 3
+    for fd in sorted(k for k in keep if k >= 3):  # the gaps between the ones kept (close_range(2) each)
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, max(low, OPEN_MAX))
     for fd in keep:
         os.set_inheritable(fd, False)  # the shepherd's own; its children must not get them
 
 
-def become_shepherd(task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int]) -> None:
+def become_shepherd(task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int],
+                    area: tuple[int, int] | None = None) -> None:
     """In the forked child: the pid into the ``pid`` file the launcher
     created, nothing of the launcher kept, then the shepherd. Never returns."""
     try:
@@ -113,7 +127,7 @@ def become_shepherd(task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int]
             pass  # a full disk: the shepherd runs without it (a recovering execd then counts it lost)
         os.close(pid_fd)
         close_descriptors(keep)
-        set_process_title("sge_shepherd", f"sge_shepherd-{job_id} -bg")
+        set_process_title("sge_shepherd", f"sge_shepherd-{job_id} -bg", area)
     except BaseException:  # noqa: BLE001 - a forked child must end in os._exit, whatever happened
         os._exit(1)
     shepherd.run(task_dir)
@@ -126,6 +140,7 @@ class Launcher:
         self.ctl = ctl
         self.parent = os.getppid()  # the execd: when it is gone, no new shepherd starts
         self.children: set[int] = set()
+        self.argv_area = argv_area()  # where each shepherd writes its title
 
     def send(self, msg: dict[str, Any]) -> None:
         try:
@@ -155,7 +170,7 @@ class Launcher:
                 os.unlink(pid_path)  # not started after all
                 raise
             if pid == 0:
-                become_shepherd(task_dir, job_id, pid_fd, fds)
+                become_shepherd(task_dir, job_id, pid_fd, fds, self.argv_area)
             os.close(pid_fd)
             self.children.add(pid)
             self.send({"op": "forked", "seq": seq, "pid": pid})

@@ -1,20 +1,30 @@
 """Turning a finished task into its accounting(5) record, and appending it.
 
-The record is appended and flushed to the disk before the job leaves the
-qmaster (Grid Engine buffers it for ``accounting_flush_time``, 15 s by
-default, which is why tools poll qacct in a loop: minisge has no such gap).
+The record is appended (written) before the job leaves the qmaster (Grid
+Engine buffers it for ``accounting_flush_time``, 15 s by default, which is
+why tools poll qacct in a loop: minisge has no such gap), and synced
+before the task's end is acknowledged to its execd: by the qmaster's flush,
+or, in a daemon, by :class:`AccountingSync` in a worker thread while the
+daemon goes on.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import trio
 
 from minisge.formats import accounting
 from minisge.formats.submit_options import format_ranges
 from minisge.qmaster.job import Job, Task
 from minisge.rules import exit_codes
+
+log = logging.getLogger("minisge.qmaster")
+
+SYNC_RETRY = 1.0  # seconds before a sync that failed (a full or failing disk) is tried again
 
 
 def category(job: Job, acls: Sequence[str] = (), project_considered: bool = False) -> str:
@@ -206,3 +216,67 @@ def already_written(path: str, record: accounting.AccountingRecord, window: int 
         return False
     key = _run_key(accounting.write_line(record))
     return any(_run_key(line) == key for line in tail.splitlines() if not line.startswith("#"))
+
+
+class AccountingSync:
+    """The records appended without a sync, counted, and made durable by one
+    fdatasync for as many of them as came meanwhile.  :meth:`run` is the
+    syncer, a task of the daemon's nursery: it syncs in a worker thread, so
+    the daemon's loop (the next dispatches, the execd's work in a cell of
+    one process) does not wait for the disk.  Without a running syncer (a
+    qmaster driven outside its daemon) the qmaster's flush calls :meth:`sync_now`.
+    A record numbered ``n`` (:meth:`appended_one`) is on disk once
+    :meth:`is_synced` ``(n)``."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.appended = 0  # records appended unsynced, ever
+        self.synced = 0  # of which the first ``synced`` are on disk
+        self.running = False
+        self.wake = trio.Event()
+
+    @property
+    def unsynced(self) -> bool:
+        return self.appended > self.synced
+
+    def appended_one(self) -> int:
+        """One more record appended unsynced: its number."""
+        self.appended += 1
+        self.wake.set()
+        return self.appended
+
+    def is_synced(self, n: int) -> bool:
+        return n <= self.synced
+
+    def sync_now(self) -> None:
+        """Sync here (OSError when the file cannot be)."""
+        mark = self.appended
+        if mark > self.synced:
+            sync(self.path)
+            self.synced = mark
+
+    async def run(self, synced: Callable[[], None], task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+                  ) -> None:
+        """Sync whatever was appended, in a worker thread, as long as the
+        daemon runs; ``synced()`` after each sync (the qmaster wakes its
+        scheduler loop, which acknowledges the ends then on disk)."""
+        self.running = True
+        try:
+            task_status.started()
+            while True:
+                await self.wake.wait()
+                self.wake = trio.Event()
+                mark = self.appended
+                if mark <= self.synced:
+                    continue
+                try:
+                    await trio.to_thread.run_sync(sync, self.path)
+                except OSError:
+                    log.exception("cannot sync the accounting file: the ends written are acknowledged later")
+                    await trio.sleep(SYNC_RETRY)
+                    self.wake.set()
+                    continue
+                self.synced = max(self.synced, mark)
+                synced()
+        finally:
+            self.running = False

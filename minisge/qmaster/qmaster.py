@@ -113,7 +113,9 @@ class Qmaster:
         self.dirty: dict[int, Job] = {}  # changed jobs flush() is to spool
         self.submitting: dict[int, Job] = {}  # new jobs waiting for their group commit (submit_in_group)
         self.group_commit = GroupCommit()  # its committer runs in the nursery of the daemon role
-        self.accounting_unsynced = False  # task ends appended to the accounting file, not yet synced (flush)
+        # task ends appended to the accounting file, synced by the flush or the daemon's syncer
+        self.accounting_sync = accounting_writer.AccountingSync(cell.accounting)
+        self.acks_after: dict[tuple[int, int], int] = {}  # an end's acknowledgement: after this record is synced
         # the online usage of running tasks, by execd host, as its last load report had it
         self.online_usage: dict[str, dict[tuple[int, int], dict[str, Any]]] = {}
         # the components, each holding its own state
@@ -199,21 +201,26 @@ class Qmaster:
     def append_record(self, record: AccountingRecord, sync: bool = True) -> None:
         accounting_writer.append(self.cell.accounting, record, sync=sync)
         if not sync:
-            self.accounting_unsynced = True
+            self.accounting_sync.appended_one()
+
+    @property
+    def accounting_unsynced(self) -> bool:
+        """Task ends appended to the accounting file, not yet synced."""
+        return self.accounting_sync.unsynced
 
     def sync_accounting(self) -> bool:
         """The records appended unsynced (task ends) on disk: one fdatasync
         for all of them (the flush, before any of their ends is acknowledged
-        to its execd).  False when the file cannot be synced: the
-        acknowledgements wait (:meth:`deliver`)."""
-        if not self.accounting_unsynced:
+        to its execd), unless the daemon's syncer does it
+        (:class:`minisge.qmaster.accounting_writer.AccountingSync`).  False
+        when the file cannot be synced: the acknowledgements wait (:meth:`deliver`)."""
+        if not self.accounting_sync.unsynced or self.accounting_sync.running:
             return True
         try:
-            accounting_writer.sync(self.cell.accounting)
+            self.accounting_sync.sync_now()
         except OSError:
             log.exception("cannot sync the accounting file: the ends written are acknowledged later")
             return False
-        self.accounting_unsynced = False
         return True
 
     def account(self, record: AccountingRecord, sync: bool = True) -> None:
@@ -1061,6 +1068,7 @@ class Qmaster:
     def ack_task_end(self, host: str, job_id: int, task_id: int) -> None:
         """Acknowledge an end to the execd once it is spooled (flush): only then
         may the execd drop the task's directory."""
+        self.acks_after[(job_id, task_id)] = self.accounting_sync.appended  # its record, if any, is one of these
         self.outbox.post(host, {"op": "ack_end", "job_id": job_id, "task_id": task_id})
 
     def flush(self, started: Iterable[tuple[Job, Task]] = ()) -> list[tuple[Job, Task]]:
@@ -1073,7 +1081,7 @@ class Qmaster:
         The accounting records of the ends since the last flush are synced
         first, all at once (:meth:`sync_accounting`)."""
         self.sync_accounting()
-        self.share_usage.spool_usage()
+        self.share_usage.spool_usage(self.clock())  # once a second at most (ShareUsage.run_timer: the rest)
         dirty, self.dirty = self.dirty, {}
         unsaved = {job.number for job in dirty.values()
                    if job.number in self.jobs and not self.save_job(job, sync=False)}
@@ -1090,9 +1098,16 @@ class Qmaster:
         """Send the posted messages (the scheduler loop, after its flush); an
         acknowledgement of an end not yet on disk waits in the backlog."""
         for host, msg in self.outbox.take():
-            if msg.get("op") == "ack_end" and self.accounting_unsynced:
-                self.outbox.post(host, msg)  # its record may not be on disk: after a flush that synced it
-            elif msg.get("op") == "ack_end" and self.backlog.holds_ack(int(msg["job_id"])):
+            if msg.get("op") != "ack_end":
+                await self.outbox.send(host, msg)
+                continue
+            key = (int(msg["job_id"]), int(msg["task_id"]))
+            # its record (one of those appended before it was posted; when not known, all so far) on disk?
+            if not self.accounting_sync.is_synced(self.acks_after.get(key, self.accounting_sync.appended)):
+                self.outbox.post(host, msg)  # not yet: after the sync that makes it so
+                continue
+            self.acks_after.pop(key, None)
+            if self.backlog.holds_ack(key[0]):
                 self.backlog.hold_ack(host, msg)
             else:
                 await self.outbox.send(host, msg)

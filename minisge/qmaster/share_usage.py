@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
+import trio
 
 from minisge.formats import sched_conf, share_tree, user
 from minisge.qmaster.config_state import ConfigState
@@ -28,6 +29,7 @@ log = logging.getLogger("minisge.qmaster")
 
 SPOOL_KIND = "users"
 SHARETREE = "sharetree"
+SPOOL_INTERVAL = 1.0  # seconds: the users' usage is written at most this often (a decaying figure)
 
 
 def _add(usage: Iterable[tuple[str, float]], more: Mapping[str, float]) -> tuple[tuple[str, float], ...]:
@@ -45,6 +47,7 @@ class ShareUsage:
         self.config = config  # its ``users``: the user objects (ConfigState.load reads them)
         self.tree: share_tree.ShareTree | None = None
         self.unspooled: set[str] = set()  # users whose usage changed since the last spool()
+        self.spooled_at = -SPOOL_INTERVAL  # when spool_usage last wrote (the clock of its caller)
 
     @property
     def users(self) -> Mapping[str, user.User]:
@@ -96,14 +99,20 @@ class ShareUsage:
         self.config.put_object(SPOOL_KIND, owner, u)
         self.unspooled.add(owner)
 
-    def spool_usage(self) -> None:
+    def spool_usage(self, now: float | None = None) -> None:
         """Write the user objects whose usage changed (the qmaster's flush,
-        after each pass: one write a user, not one a job end, and not synced:
-        usage is a decaying figure, as 8.1.9 spools it now and then).  A
-        spool that refuses the write (full, read-only) keeps them for the
-        next flush; usage never holds up a job's end."""
+        after a pass: one write a user, not one a job end, and not synced:
+        usage is a decaying figure, as 8.1.9 spools it now and then); with
+        ``now``, only when the last write is SPOOL_INTERVAL old (a stream of
+        ends writes each user once a second; :meth:`run_timer` writes what
+        is left).  A spool that refuses the write (full, read-only) keeps
+        them for the next flush; usage never holds up a job's end."""
         if not self.unspooled:
             return
+        if now is not None:
+            if now - self.spooled_at < SPOOL_INTERVAL:
+                return
+            self.spooled_at = now
         try:
             os.makedirs(os.path.join(self.spool.dir, SPOOL_KIND), exist_ok=True)
         except OSError as e:
@@ -118,6 +127,16 @@ class ShareUsage:
                 log.warning("cannot spool the usage of user %s: %s", name, e)
                 continue
             self.unspooled.discard(name)
+
+    async def run_timer(self, clock: Callable[[], float]) -> None:
+        """Write the usage the flushes left unwritten (their last second),
+        and what is left when the daemon stops."""
+        try:
+            while True:
+                await trio.sleep(SPOOL_INTERVAL)
+                self.spool_usage(clock())
+        finally:
+            self.spool_usage()
 
     def clear_usage(self, name: str) -> None:
         """``qconf -clearusage``: user ``name``'s usage (its projects' too) set to none; spooled."""
