@@ -148,6 +148,7 @@ class ConfigState:
         self._cx: ComplexIndex | None = None
         self._cx_for: complex_fmt.ComplexList | None = None
         self._qi_cache: tuple[tuple[Any, ...], list[scheduler.QInstance]] | None = None
+        self._host_cache: tuple[tuple[Any, ...], dict[str, scheduler.HostInfo]] | None = None
         self.running_jobs = RunningJobs(job_duration)  # what the passes count of each job
 
     # ------------------------------------------------------------ loading
@@ -582,14 +583,8 @@ class ConfigState:
             if states and static.host not in execds:
                 qi_states += "u"
             qis.append(static.in_use(used.get(name, 0), qi_states, qi_booked.get(name, {})))
-        hosts = {}
-        for h, eh in self.exec_hosts.items():
-            if h == "global":
-                continue
-            hosts[h] = scheduler.HostInfo(name=h, load=self.scaled_load(h), values=dict(eh.complex_values),
-                                          consumed=host_booked.get(h, {}), user_lists=eh.user_lists,
-                                          xuser_lists=eh.xuser_lists, projects=eh.projects, xprojects=eh.xprojects,
-                                          rsmap_used=rsmap_used.get(h, {}))
+        hosts = {h: static.in_use(self.scaled_load(h), host_booked.get(h, {}), rsmap_used.get(h, {}))
+                 for h, static in self._static_hosts().items()}
         pes = {
             n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule, tuple(pe.user_lists),
                             tuple(pe.xuser_lists), pe.job_is_first_task, pe.urgency_slots)
@@ -743,6 +738,19 @@ class ConfigState:
     def static_qinstances(self) -> list[scheduler.QInstance]:
         """The configured part of every queue instance (nothing used, no state)."""
         return self._static_qinstances()
+
+    def _static_hosts(self) -> dict[str, scheduler.HostInfo]:
+        """The configured part of every execution host (not ``global``), cached
+        until an exec host is replaced (the models are immutable)."""
+        key = (tuple(map(id, self.exec_hosts.values())), tuple(self.exec_hosts))
+        cached = self._host_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        out = {h: scheduler.HostInfo(name=h, values=dict(eh.complex_values), user_lists=eh.user_lists,
+                                     xuser_lists=eh.xuser_lists, projects=eh.projects, xprojects=eh.xprojects)
+               for h, eh in self.exec_hosts.items() if h != "global"}
+        self._host_cache = (key, out)
+        return out
 
     def _static_qinstances(self) -> list[scheduler.QInstance]:
         """The configured part of every queue instance, cached until the

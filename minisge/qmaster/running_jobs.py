@@ -36,12 +36,17 @@ _SPEC_PARTS = ("hard_resources", "pe", "project", "deadline", "hard_queues", "so
                "master_queues", "ar", "interactive", "reserve")
 
 
-def _key(job: Job, cx: ComplexIndex, durations: tuple[float, float]) -> tuple[Any, ...]:
-    """The parts of ``job`` (and of the configuration) what a pass counts of it comes from."""
-    return (cx, durations, job.owner, job.group, job.priority, job.submission_time, job.execution_time,
-            not job.pending, *map(job.spec.get, _SPEC_PARTS),
-            *[(t, t.state, t.start_time, t.granted, t.granted_pe, frozenset(t.suspended_by))
-              for t in job.tasks.values()])
+def _key(job: Job) -> tuple[Any, ...]:
+    """The parts of ``job`` what a pass counts of it comes from (the
+    configuration's, :class:`RunningJobs` compares once for all jobs).  A
+    task's suspension causes are a set: two equal sets may list their
+    causes in another order, which only counts the job again."""
+    spec = job.spec
+    key = (job.owner, job.group, job.priority, job.submission_time, job.execution_time, not job.pending,
+           *map(spec.get, _SPEC_PARTS))
+    for t in job.tasks.values():
+        key += (t, t.state, t.start_time, t.granted, t.granted_pe, tuple(t.suspended_by) if t.suspended_by else ())
+    return key
 
 
 class RunningJob:
@@ -150,10 +155,15 @@ class RunningJobs:
     def __init__(self, job_duration: Callable[[Any, float], float]) -> None:
         self._job_duration = job_duration
         self._jobs: dict[int, RunningJob] = {}
+        self._config: tuple[Any, ...] = ()  # the complexes and durations of what is kept
 
     def of(self, job: Job, cx: ComplexIndex, durations: tuple[float, float]) -> RunningJob:
         """What a pass counts of ``job``: kept, or counted again if it changed."""
-        key = _key(job, cx, durations)
+        config = (cx, durations)
+        if config != self._config:  # another configuration: every job is counted again
+            self._jobs.clear()
+            self._config = config
+        key = _key(job)
         found = self._jobs.get(job.number)
         if found is not None and found.key == key:
             return found

@@ -256,7 +256,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     sc = qm.config.sched_conf
     capacity = sum(qi.slots for qi in qm.config.snapshot({}, qm.execds, now=r.now).qinstances)
     busy = 0  # the slots the running tasks hold
-    fewest_slots: dict[int, int] = {}  # job number -> the fewest slots a task of it starts on
+    fewest_slots: dict[int, int] = {}  # job with pending tasks -> the fewest slots a task of it starts on
     while events:
         at = _pass_time(r, qm, events[0][0])
         while events and events[0][0] <= at:
@@ -279,7 +279,8 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
                 continue
             number = int(reply["job_id"])
             job = qm.jobs[number]
-            fewest_slots[number] = _fewest_slots(job)
+            if job.pending:
+                fewest_slots[number] = _fewest_slots(job)
             job.owner, job.group = tj.owner, tj.group
             by_number[number], number_of[tj.job_id] = tj, number
             run_times = dict(zip(sorted(job.pending), [t for _, t in tj.tasks], strict=False))
@@ -289,7 +290,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
                     submit_time=tj.submit_time, start_time=None, end_time=None, run_time=run_time,
                     slots=tj.slots, placement=(), requested_time=tj.requested_time)
         r.now = max(r.now, at)
-        fewest = min((fewest_slots[n] for n, j in qm.jobs.items() if j.pending), default=None)
+        fewest = min(fewest_slots.values(), default=None)
         if fewest is None:
             continue  # a pass with no pending task starts nothing
         if capacity - busy < fewest and r.why is None:
@@ -310,6 +311,8 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
             busy += r.runs[key2].slots
             heapq.heappush(events, (end, END, seq, (job.number, task.task_id)))
             seq += 1
+            if not job.pending:
+                fewest_slots.pop(job.number, None)
         qm.dirty.clear()  # nothing is spooled (flush would write the jobs)
         qm.share_usage.unspooled.clear()
         if r.why is not None and r.why in number_of:
