@@ -149,6 +149,7 @@ class ConfigState:
         self._cx_for: complex_fmt.ComplexList | None = None
         self._qi_cache: tuple[tuple[Any, ...], list[scheduler.QInstance]] | None = None
         self._host_cache: tuple[tuple[Any, ...], dict[str, scheduler.HostInfo]] | None = None
+        self._references_cache: tuple[tuple[Any, ...], tuple[list[str], bool]] | None = None
         self.running_jobs = RunningJobs(job_duration)  # what the passes count of each job
 
     # ------------------------------------------------------------ loading
@@ -486,18 +487,8 @@ class ConfigState:
         the job's category (accounting_writer.category: the owner's access
         lists that queues, hosts or PEs refer to, its project if they refer
         to projects) and the queue_conf(5) ``priority`` of its master queue."""
-        referenced: set[str] = set()
-        projects_used = False
-        for conf in self.cqueues.values():
-            referenced.update(_host_values_names(conf.user_lists) + _host_values_names(conf.xuser_lists))
-            projects_used = projects_used or bool(_host_values_names(conf.projects)
-                                                  or _host_values_names(conf.xprojects))
-        for eh in self.exec_hosts.values():
-            referenced.update(eh.user_lists + eh.xuser_lists)
-            projects_used = projects_used or bool(eh.projects or eh.xprojects)
-        for pe in self.pes.values():
-            referenced.update(pe.user_lists + pe.xuser_lists)
-        acls = [name for name in sorted(referenced) if name in self.usersets
+        referenced, projects_used = self._category_references()
+        acls = [name for name in referenced if name in self.usersets
                 and access_list.contains(self.usersets[name], job.owner, (job.group,))]
         text = accounting_writer.category(job, acls, projects_used)
         m = task.master
@@ -509,6 +500,29 @@ class ConfigState:
             except ValueError:
                 priority = 0
         return text, priority
+
+    def _category_references(self) -> tuple[list[str], bool]:
+        """The access lists queues, hosts and PEs refer to (sorted), and
+        whether they refer to projects: cached until one of them is replaced."""
+        key = (tuple(map(id, self.cqueues.values())), tuple(map(id, self.exec_hosts.values())),
+               tuple(map(id, self.pes.values())))
+        cached = self._references_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        referenced: set[str] = set()
+        projects_used = False
+        for conf in self.cqueues.values():
+            referenced.update(_host_values_names(conf.user_lists) + _host_values_names(conf.xuser_lists))
+            projects_used = projects_used or bool(_host_values_names(conf.projects)
+                                                  or _host_values_names(conf.xprojects))
+        for eh in self.exec_hosts.values():
+            referenced.update(eh.user_lists + eh.xuser_lists)
+            projects_used = projects_used or bool(eh.projects or eh.xprojects)
+        for pe in self.pes.values():
+            referenced.update(pe.user_lists + pe.xuser_lists)
+        found = (sorted(referenced), projects_used)
+        self._references_cache = (key, found)
+        return found
 
     def check_submitter(self, user: str, group: str, req: dict) -> None:
         """sge_conf(5) user_lists/xuser_lists of the global configuration: who
