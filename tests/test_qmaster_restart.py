@@ -77,9 +77,9 @@ def test_a_tasks_end_is_in_the_accounting_file_at_once_and_acknowledged_only_onc
 
 def test_with_the_daemons_syncer_an_end_is_acknowledged_once_its_record_is_synced_off_the_loop(qm, monkeypatch):
     """In a daemon, the flush does not wait for the accounting file's sync:
-    the syncer does it in a worker thread and wakes the scheduler loop;
-    an end's acknowledgement waits for the sync of its own record, not for
-    records appended after it."""
+    the syncer does it in a worker thread, then sends the acknowledgements
+    that waited for it (no scheduling pass); an end's acknowledgement waits
+    for the sync of its own record, not for records appended after it."""
     taker = Taker("h1")
     qm.execds["h1"] = taker
     qm.config.register_execd("h1")
@@ -111,8 +111,13 @@ def test_with_the_daemons_syncer_an_end_is_acknowledged_once_its_record_is_synce
 
         monkeypatch.setattr(accounting_writer, "sync", slow_sync)
         async with trio.open_nursery() as nursery:
-            done = [trio.Event(), trio.Event()]  # the syncer's calls after each sync (the daemon: qm.changed)
-            await nursery.start(qm.accounting_sync.run, lambda: done[done[0].is_set()].set())
+            done = [trio.Event(), trio.Event()]  # set after each sync
+
+            async def on_synced() -> None:  # the daemon's: qm.send_synced_acks
+                await qm.send_synced_acks()
+                done[done[0].is_set()].set()
+
+            await nursery.start(qm.accounting_sync.run, on_synced)
             end(1)
             qm.flush()  # does not sync: the syncer does
             await qm.deliver()
@@ -121,11 +126,12 @@ def test_with_the_daemons_syncer_an_end_is_acknowledged_once_its_record_is_synce
             end(2)  # appended while the first sync runs
             gates[0].set()
             await done[0].wait()
-            await qm.deliver()
-            assert acked() == [1] and qm.accounting_unsynced  # its record synced, task 2's not yet
+            assert acked() == [1] and qm.accounting_unsynced  # sent by the syncer, no pass; task 2's: no flush yet
+            qm.flush()
+            await qm.deliver()  # the pass after task 2's end: its record is not synced yet
+            assert acked() == [1]
             gates[1].set()
             await done[1].wait()
-            await qm.deliver()
             assert acked() == [1, 2]
             nursery.cancel_scope.cancel()
 

@@ -61,7 +61,7 @@ async def run_allinone(cell: Cell, host: str, task_status: trio.TaskStatus[None]
             nursery.start_soon(qm.reservations.run_mailer)  # qrsub -m mails
             nursery.start_soon(qm.backlog.run_timer, qm.released)  # writes a full spool did not take
             nursery.start_soon(qm.share_usage.run_timer, qm.clock)  # the users' usage, once a second
-            await nursery.start(qm.accounting_sync.run, qm.changed)  # task ends' records synced off the loop
+            await nursery.start(qm.accounting_sync.run, qm.send_synced_acks)  # ends' records synced off the loop
             await nursery.start(qm.group_commit.run)  # the syncs submissions share (spool.py:GroupCommit)
             listener = await protocol_trio.open_unix_listener(cell.socket_path)
             serve = guarded(protocol_trio.serving(handler, limits=local_limits(qm)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import trio
@@ -255,11 +255,11 @@ class AccountingSync:
             sync(self.path)
             self.synced = mark
 
-    async def run(self, synced: Callable[[], None], task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-                  ) -> None:
+    async def run(self, synced: Callable[[], Awaitable[None]],
+                  task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Sync whatever was appended, in a worker thread, as long as the
-        daemon runs; ``synced()`` after each sync (the qmaster wakes its
-        scheduler loop, which acknowledges the ends then on disk)."""
+        daemon runs; ``await synced()`` after each sync (the qmaster sends
+        the acknowledgements of the ends then on disk)."""
         self.running = True
         try:
             task_status.started()
@@ -277,6 +277,6 @@ class AccountingSync:
                     self.wake.set()
                     continue
                 self.synced = max(self.synced, mark)
-                synced()
+                await synced()
         finally:
             self.running = False

@@ -116,6 +116,7 @@ class Qmaster:
         # task ends appended to the accounting file, synced by the flush or the daemon's syncer
         self.accounting_sync = accounting_writer.AccountingSync(cell.accounting)
         self.acks_after: dict[tuple[int, int], int] = {}  # an end's acknowledgement: after this record is synced
+        self.unsynced_acks: list[tuple[str, dict[str, Any]]] = []  # delivered after a flush, waiting for the sync
         # the online usage of running tasks, by execd host, as its last load report had it
         self.online_usage: dict[str, dict[tuple[int, int], dict[str, Any]]] = {}
         # the components, each holding its own state
@@ -1096,21 +1097,35 @@ class Qmaster:
 
     async def deliver(self) -> None:
         """Send the posted messages (the scheduler loop, after its flush); an
-        acknowledgement of an end not yet on disk waits in the backlog."""
-        for host, msg in self.outbox.take():
-            if msg.get("op") != "ack_end":
-                await self.outbox.send(host, msg)
-                continue
-            key = (int(msg["job_id"]), int(msg["task_id"]))
-            # its record (one of those appended before it was posted; when not known, all so far) on disk?
-            if not self.accounting_sync.is_synced(self.acks_after.get(key, self.accounting_sync.appended)):
-                self.outbox.post(host, msg)  # not yet: after the sync that makes it so
-                continue
-            self.acks_after.pop(key, None)
-            if self.backlog.holds_ack(key[0]):
-                self.backlog.hold_ack(host, msg)
+        acknowledgement of an end whose record is not yet synced waits for
+        the sync (:meth:`send_synced_acks`), one whose job the spool did not
+        take waits in the backlog."""
+        held, self.unsynced_acks = self.unsynced_acks, []
+        for host, msg in held + self.outbox.take():
+            if msg.get("op") == "ack_end":
+                await self.send_ack(host, msg)
             else:
                 await self.outbox.send(host, msg)
+
+    async def send_synced_acks(self) -> None:
+        """The accounting syncer synced: the acknowledgements that waited for
+        it go out now, without a pass (they were delivered once, after the
+        flush that wrote their job)."""
+        held, self.unsynced_acks = self.unsynced_acks, []
+        for host, msg in held:
+            await self.send_ack(host, msg)
+
+    async def send_ack(self, host: str, msg: dict[str, Any]) -> None:
+        key = (int(msg["job_id"]), int(msg["task_id"]))
+        # its record (one of those appended before it was posted; when not known, all so far) on disk?
+        if not self.accounting_sync.is_synced(self.acks_after.get(key, self.accounting_sync.appended)):
+            self.unsynced_acks.append((host, msg))  # not yet: after the sync that makes it so
+            return
+        self.acks_after.pop(key, None)
+        if self.backlog.holds_ack(key[0]):
+            self.backlog.hold_ack(host, msg)
+        else:
+            await self.outbox.send(host, msg)
 
     def released(self, acks: list[tuple[str, dict[str, Any]]]) -> None:
         """The backlog's timer wrote what it could: the acknowledgements it
