@@ -18,7 +18,9 @@ does: a private all-in-one cell (``minisge start --slots 2``, all.q's
 load_thresholds NONE: the machine's other load does not hold it) in a temporary
 SGE_ROOT, ``qsub -t 1-N -b y /bin/true``, from the submit to the last
 accounting record; ``--runs`` arrays one after the other, the median printed
-with the machine's load.
+with the machine's load, and the CPU time per task of each part from
+/proc/PID/stat: the daemon, the shepherd launcher (its own: the forks), and
+the shepherds with their jobs (the launcher's reaped children).
 
     python bench/bench_array.py [--tasks 75000] [--slots 4]
     python bench/bench_array.py --cell [--tasks 1000] [--runs 5] [--slots 2]
