@@ -38,7 +38,7 @@ from minisge.qmaster import accounting_writer, job_dependencies, job_modify, job
 from minisge.qmaster.advance_reservations import AdvanceReservations
 from minisge.qmaster.config_state import ConfigState, RequestError
 from minisge.qmaster.finished_jobs import FinishedJobs
-from minisge.qmaster.job import ERROR, RESCHEDULING, RUNNING, Grant, Job, Task
+from minisge.qmaster.job import ERROR, RESCHEDULING, RUNNING, Grant, Job, SharedSpec, Task
 from minisge.qmaster.job_control import JobControl, end_of_rescheduled, rerun_outcome
 from minisge.qmaster.job_facts import execution_time
 from minisge.qmaster.load_control import LoadControl
@@ -134,17 +134,24 @@ class Qmaster:
         self.share_usage.load()
         self.reservations.load()
         self.last_job_id = self.spool.read_jobseqnum()
-        for path, data in self.spool.load_jobs():
-            for t in (data.get("tasks") or {}).values():  # spool files of before suspended_by
-                if t.pop("suspended", False):
-                    t.setdefault("suspended_by", ["job"])
-            try:
-                job = _conv.structure(data, Job)
-            except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as e:
-                raise FormatError(f"not a job: {describe_structure_error(e)}", path, 1) from None
-            self.jobs[job.number] = job
-            self.last_job_id = max(self.last_job_id, job.number)
+        shapes: dict[str, SharedSpec] = {}  # the requests of the jobs so far: like jobs share one
+        with gc_paused():  # (the collector would walk the growing job table again and again)
+            for path, data in self.spool.load_jobs():
+                job = Job.plain_from_spool(data, shapes) or self._job_of(path, data)
+                self.jobs[job.number] = job
+                self.last_job_id = max(self.last_job_id, job.number)
         job_dependencies.after_load(self.jobs)
+
+    @staticmethod
+    def _job_of(path: str, data: dict[str, Any]) -> Job:
+        """A spooled job of any shape (running tasks, task holds...); FormatError for a bad file."""
+        for t in (data.get("tasks") or {}).values():  # spool files of before suspended_by
+            if t.pop("suspended", False):
+                t.setdefault("suspended_by", ["job"])
+        try:
+            return _conv.structure(data, Job)
+        except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as e:
+            raise FormatError(f"not a job: {describe_structure_error(e)}", path, 1) from None
 
     def write_job(self, job: Job, sync: bool = True) -> None:
         """Spool the job, or remove its file once it is done; SpoolError when
@@ -711,6 +718,7 @@ class Qmaster:
 
         def change() -> None:
             nonlocal said, fine
+            job.own_spec()  # qalter changes the job's request, not the others' that share it
             said, fine = job_modify.modify(job, req.get("changes") or {}, req.get("context_ops") or [],
                                            req.get("hold"), caller, self.config, self.jobs, self.unsuitable)
             if "start_time" in (req.get("changes") or {}):  # -a: read as at submission, now

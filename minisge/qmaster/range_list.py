@@ -135,6 +135,9 @@ class RangeList:
         self._check(lo)
         step = self.step
         hi = lo + (hi - lo) // step * step
+        if not self._los:  # the first range: lists of one, no room to grow (a long queue's jobs have one)
+            self._los, self._his, self._count = [lo], [hi], (hi - lo) // step + 1
+            return
         i = bisect.bisect_left(self._his, lo - step)  # the first range that ends at or past lo - step
         j = bisect.bisect_right(self._los, hi + step)  # the ranges before j start at or before hi + step
         if i < j:  # they overlap or touch [lo, hi]: one range now
