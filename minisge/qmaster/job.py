@@ -232,6 +232,11 @@ def task_ids(value: Iterable[int]) -> set[int]:
     return set(value) if value else NO_TASK_IDS
 
 
+#: the letters of the holds user, operator, system (Job.hold_letters), by whether each is on
+_HOLD_LETTERS = tuple(tuple(tuple(("u" if u else "") + ("o" if o else "") + ("s" if s else "")
+                                  for s in (False, True)) for o in (False, True)) for u in (False, True))
+
+
 def pending_tasks(value: RangeList | Iterable[int]) -> RangeList:
     """A job's pending tasks from a range list or from ids (tests, old spools)."""
     return value if isinstance(value, RangeList) else RangeList.of_ids(value)
@@ -252,9 +257,9 @@ class Job:
     spec: dict[str, Any] = attrs.field(converter=shared_spec)
     pending: RangeList = attrs.field(factory=RangeList, converter=pending_tasks)
     tasks: dict[int, Task] = attrs.field(factory=dict)
-    user_hold: bool = False
-    operator_hold: bool = False
-    system_hold: bool = False
+    user_hold: bool = attrs.field(default=False, converter=bool)
+    operator_hold: bool = attrs.field(default=False, converter=bool)
+    system_hold: bool = attrs.field(default=False, converter=bool)
     # the containers below are shared empty ones until the job has such ids
     # (NO_IDS, NO_TASKS, NO_TASK_IDS: assigned, never changed in place)
     predecessors: list[int] = attrs.field(default=NO_IDS, converter=id_list)  # -hold_jid: JB_jid_predecessor_list
@@ -320,7 +325,7 @@ class Job:
     @property
     def hold_letters(self) -> str:
         """The job's own holds (its tasks' without a hold of their own), of ``uos``."""
-        return ("u" if self.user_hold else "") + ("o" if self.operator_hold else "") + ("s" if self.system_hold else "")
+        return _HOLD_LETTERS[self.user_hold][self.operator_hold][self.system_hold]
 
     def task_hold_letters(self, task_id: int) -> str:
         """The holds of one task, of ``uos``."""
