@@ -38,7 +38,7 @@ def jobs(draw) -> list[Job]:
         if draw(st.integers(0, 4)) == 0:  # a running task beside the pending ones
             tid = 1 if not array else 10
             job.pending.discard(tid)
-            job.tasks[tid] = Task(task_id=tid, start_time=1_700_000_100.0, granted=[Grant("all.q", "h", 1)])
+            job.add_task(Task(task_id=tid, start_time=1_700_000_100.0, granted=[Grant("all.q", "h", 1)]))
         if array and draw(st.integers(0, 3)) == 0:
             job.set_hold_letters(2, "o")
         out.append(job)

@@ -217,6 +217,15 @@ NO_TASKS: dict[int, Any] = _NoTasks()
 NO_TASK_IDS: set[int] = _NoTaskIds()
 
 
+#: the execution time of a job without qsub -a, one float object for all of them
+NO_TIME = 0.0
+
+
+def a_time(value: float) -> float:
+    """A job's execution time (0: none, the shared :data:`NO_TIME`)."""
+    return float(value) if value else NO_TIME
+
+
 def id_list(value: Iterable[int]) -> list[int]:
     """A job's list of job ids: its own, or the shared empty one."""
     return value if type(value) is list and value else (list(value) if value else NO_IDS)
@@ -256,7 +265,7 @@ class Job:
     submission_time: float
     spec: dict[str, Any] = attrs.field(converter=shared_spec)
     pending: RangeList = attrs.field(factory=RangeList, converter=pending_tasks)
-    tasks: dict[int, Task] = attrs.field(factory=dict)
+    tasks: dict[int, Task] = attrs.field(default=NO_TASKS, converter=task_map)  # add_task() puts one in
     user_hold: bool = attrs.field(default=False, converter=bool)
     operator_hold: bool = attrs.field(default=False, converter=bool)
     system_hold: bool = attrs.field(default=False, converter=bool)
@@ -265,7 +274,8 @@ class Job:
     predecessors: list[int] = attrs.field(default=NO_IDS, converter=id_list)  # -hold_jid: JB_jid_predecessor_list
     restarted_pending: dict[int, int] = attrs.field(default=NO_TASKS, converter=task_map)  # task -> restart count
     priority: int = 0
-    execution_time: float = 0.0  # qsub -a in seconds since the epoch (JB_execution_time; 0: none)
+    # qsub -a in seconds since the epoch (JB_execution_time; 0: none, one 0.0 for all)
+    execution_time: float = attrs.field(default=NO_TIME, converter=a_time)
     # -hold_jid_ad: the array jobs whose tasks this one's wait for (JB_ja_ad_predecessor_list),
     # and the pending tasks that wait now (JB_ja_a_h_ids; minisge.qmaster.job_dependencies)
     ad_predecessors: list[int] = attrs.field(default=NO_IDS, converter=id_list)
@@ -303,7 +313,7 @@ class Job:
                                      step=pending[0][2] if pending else 1),
                    user_hold=flags[0], operator_hold=flags[1], system_hold=flags[2],
                    predecessors=d("predecessors") or NO_IDS, priority=d("priority", 0),
-                   execution_time=float(times[1]), ad_predecessors=d("ad_predecessors") or NO_IDS,
+                   execution_time=times[1], ad_predecessors=d("ad_predecessors") or NO_IDS,
                    ad_held=held)
 
     @property
@@ -377,6 +387,14 @@ class Job:
         if type(self.spec) is SharedSpec:
             self.spec = dict(self.spec)
         return self.spec
+
+    def add_task(self, task: Task) -> None:
+        """A task record (dispatched, in error) into the job's map of them
+        (a map of its own at the first: until then the shared empty one)."""
+        if not self.tasks:
+            self.tasks = {task.task_id: task}
+        else:
+            self.tasks[task.task_id] = task
 
     def restore(self, before: Job) -> None:
         """Take back every field of ``before`` (a copy of this job taken before

@@ -65,6 +65,10 @@ _conv.register_unstructure_hook(RangeList, lambda r: [list(x) for x in r.ranges(
 _conv.register_structure_hook(RangeList, lambda v, _t: RangeList.of_ids(v) if v and isinstance(v[0], int)
                               else RangeList([tuple(x) for x in v], step=v[0][2] if v else 1))
 
+# a line in the log every this many jobs read from the spool at the start (its
+# progress: ``minisge start`` waits as long as the daemon's log grows)
+LOAD_PROGRESS = 10_000
+
 # a burst of events (a loop of qsub calls, many tasks ending at once) gives one
 # scheduling pass: after a wake-up the loop lets the other ready tasks run for
 # this many scheduling rounds before it takes its snapshot
@@ -135,12 +139,16 @@ class Qmaster:
         self.reservations.load()
         self.last_job_id = self.spool.read_jobseqnum()
         shapes: dict[str, SharedSpec] = {}  # the requests of the jobs so far: like jobs share one
+        started = time.monotonic()
         with gc_paused():  # (the collector would walk the growing job table again and again)
             for path, data in self.spool.load_jobs():
                 job = Job.plain_from_spool(data, shapes) or self._job_of(path, data)
                 self.jobs[job.number] = job
                 self.last_job_id = max(self.last_job_id, job.number)
+                if len(self.jobs) % LOAD_PROGRESS == 0:  # minisge start waits while the log grows
+                    log.info("reading the job database: %d entries so far", len(self.jobs))
         job_dependencies.after_load(self.jobs)
+        log.info("read job database with %d entries in %d seconds", len(self.jobs), time.monotonic() - started)
 
     @staticmethod
     def _job_of(path: str, data: dict[str, Any]) -> Job:
@@ -984,7 +992,7 @@ class Qmaster:
                 granted_pe=d.pe or "",
                 restarted=job.restarted_pending.pop(d.task_id, 0),
             )
-            job.tasks[d.task_id] = task
+            job.add_task(task)
             started.append((job, task))
         for job, _ in started:
             self.dirty[job.number] = job
@@ -1185,7 +1193,7 @@ class Qmaster:
             task.state = ERROR
             task.error_reason = outcome.reason
             task.granted = []
-            job.tasks[task.task_id] = task
+            job.add_task(task)
         if outcome.queue_error and task.master is not None:
             m = task.master
             qis = self.config.match_qinstances(f"*@{m.host}") if outcome.host_error else [m.qinstance]
