@@ -131,14 +131,16 @@ def test_a_plain_pending_job_read_from_the_spool_costs_under_a_kilobyte(qm):
 
 
 def test_range_lists_share_the_bounds_of_their_first_range_until_one_changes():
-    a, b, c = job_model.RangeList([(1, 1, 1)]), job_model.RangeList([(1, 1, 1)]), job_model.RangeList.of_array(1, 9, 2)
+    RangeList = job_model.RangeList
+    a, b, c = RangeList([(1, 1, 1)]), RangeList([(1, 1, 1)]), RangeList.of_array(1, 9, 2)
     c2 = c.copy()
     a.add(2)
     b.discard(1)
     c.discard(5)
     c2.add_range(11, 13)
     assert (list(a), list(b), list(c), list(c2)) == ([1, 2], [], [1, 3, 7, 9], [1, 3, 5, 7, 9, 11, 13])
-    assert list(job_model.RangeList([(1, 1, 1)])) == [1] and list(job_model.RangeList.of_array(1, 9, 2)) == [1, 3, 5, 7, 9]
+    assert list(job_model.RangeList([(1, 1, 1)])) == [1]
+    assert list(job_model.RangeList.of_array(1, 9, 2)) == [1, 3, 5, 7, 9]
     d = job_model.RangeList([(1, 1, 1)])
     d.clear()
     d.add(4)
