@@ -348,6 +348,8 @@ class Job:
     def held_pending(self) -> set[int] | None:
         """The pending tasks a hold of their own keeps back while the job is
         not held as a whole (None: all of them, the job is held)."""
+        if not (self.predecessors or self.task_holds or self.user_hold or self.operator_hold or self.system_hold):
+            return set()  # (the usual case, asked of every job by every pass)
         if self.predecessors:
             return None
         if not self.task_holds:

@@ -123,6 +123,12 @@ class RangeList:
         out: list[int] = []
         if n <= 0:
             return out
+        if not skip and self._los:  # (the usual case: the first range's ids, no generator)
+            lo, hi, step = self._los[0], self._his[0], self.step
+            out = list(range(lo, min(hi, lo + (n - 1) * step) + 1, step))
+            if len(out) >= n or len(self._los) == 1:
+                return out
+            out = []
         for tid in self:
             if tid in skip:
                 continue
