@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableMapping
 from typing import Any
 
 import attrs
@@ -128,9 +128,11 @@ class SharedSpec(dict[str, Any]):
     """A job's request shared by every job that asked the very same
     (:func:`share_equal_spec`: a queue of 100,000 like jobs holds one); never
     changed in place (TypeError): a change to one job's request is made to
-    its own copy (:meth:`Job.own_spec`).  A copy of a job holds the same one."""
+    its own copy (:meth:`Job.own_spec`).  A copy of a job holds the same one.
+    Held weakly by the table that finds it (``Qmaster.request_shapes``): it
+    lives as long as a job holds it."""
 
-    __slots__ = ()
+    __slots__ = ("__weakref__",)
 
     def _refuse(self, *_args: Any, **_kw: Any) -> Any:
         raise TypeError("a shared job request is not changed in place: Job.own_spec() first")
@@ -144,9 +146,9 @@ class SharedSpec(dict[str, Any]):
         return self
 
 
-def share_equal_spec(spec: dict[str, Any], shapes: dict[str, SharedSpec]) -> SharedSpec:
-    """The :class:`SharedSpec` equal to ``spec`` from ``shapes`` (the table of
-    a spool's load, by the request's JSON text), or ``spec`` shared
+def share_equal_spec(spec: dict[str, Any], shapes: MutableMapping[str, SharedSpec]) -> SharedSpec:
+    """The :class:`SharedSpec` equal to ``spec`` from ``shapes`` (the
+    qmaster's table of them, by the request's JSON text), or ``spec`` shared
     (:func:`shared_spec`) and added to it."""
     key = json.dumps(spec, separators=(",", ":"))
     found = shapes.get(key)
@@ -286,7 +288,7 @@ class Job:
     task_holds: dict[int, str] = attrs.field(default=NO_TASKS, converter=task_map)
 
     @classmethod
-    def plain_from_spool(cls, data: dict[str, Any], shapes: dict[str, SharedSpec]) -> Job | None:
+    def plain_from_spool(cls, data: dict[str, Any], shapes: MutableMapping[str, SharedSpec]) -> Job | None:
         """A job of its spool file's data when it is the plain shape of a long
         queue (no task record, no hold or restart of a task of its own, the
         fields of their JSON types), its request shared with the equal ones

@@ -21,6 +21,7 @@ import logging
 import os
 import time
 import typing
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -102,6 +103,8 @@ class Qmaster:
         self.config = ConfigState(self.spool, host)
         self.share_usage = ShareUsage(self.spool, self.config)  # sge_share_tree(5): the tree and the users' usage
         self.jobs: dict[int, Job] = {}
+        # the requests like jobs share (job.SharedSpec), by their JSON text, each while a job holds it
+        self.request_shapes: weakref.WeakValueDictionary[str, SharedSpec] = weakref.WeakValueDictionary()
         self.last_job_id = 0
         self.execds: dict[str, ExecdLink] = {}  # the connected execds by host
         # the host group a new execution host joins when its execd first registers (a split cell's
@@ -138,7 +141,7 @@ class Qmaster:
         self.share_usage.load()
         self.reservations.load()
         self.last_job_id = self.spool.read_jobseqnum()
-        shapes: dict[str, SharedSpec] = {}  # the requests of the jobs so far: like jobs share one
+        shapes = self.request_shapes  # like jobs share one request
         started = time.monotonic()
         with gc_paused():  # (the collector would walk the growing job table again and again)
             for path, data in self.spool.load_jobs():
