@@ -62,10 +62,10 @@ def apply(jobs: dict[int, Job], what: str, i: int, k: int) -> None:
     if what == "dispatch" and j.pending:
         tid = min(j.pending)
         j.pending.discard(tid)
-        j.tasks[tid] = Task(task_id=tid, state=RUNNING, start_time=float(k),
+        j.add_task(Task(task_id=tid, state=RUNNING, start_time=float(k),
                             granted=[Grant("all.q", HOSTS[k % 2], k)] + ([Grant("all.q", HOSTS[(k + 1) % 2], 1)]
                                                                           if k > 1 else []),
-                            granted_pe="" if k == 1 else "make")
+                            granted_pe="" if k == 1 else "make"))
     elif what == "end" and tasks:
         t = tasks[0]
         t.granted = []
