@@ -368,7 +368,13 @@ CHILD_DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.S
 
 
 NOT_EXECUTED = 127 << 8  # the wait status of a forked child whose set-up or exec failed (its os._exit(127))
-NO_RUSAGE = resource.struct_rusage((0.0, 0.0) + (0,) * 14)  # of a child that never ran
+
+
+def no_rusage() -> resource.struct_rusage:
+    """The usage of a child that never ran (made when needed: a struct_rusage
+    kept in a module's globals makes CPython 3.11 print a SystemError at exit,
+    once the type is torn down before it)."""
+    return resource.struct_rusage((0.0, 0.0) + (0,) * 14)
 
 
 def spawnable(child: Child) -> bool:
@@ -491,7 +497,7 @@ class Shepherd:
         if relay is None and spawnable(child):
             spawned, err_text = spawn_child(child)
             if spawned is None:
-                return NOT_EXECUTED, NO_RUSAGE, err_text
+                return NOT_EXECUTED, no_rusage(), err_text
             if on_pid is not None:
                 on_pid(spawned)
             while True:
