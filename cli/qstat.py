@@ -18,13 +18,13 @@ starts as fast as the interpreter.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import pwd
 import sys
 
 from minisge.cell import Cell
 from minisge.formats import wc_queue
+from minisge.formats.wildcard import fnmatch
 from minisge.output import json_views, qstat_out
 from minisge.output.text import printable
 from minisge.protocol import catalogue
@@ -406,7 +406,7 @@ def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, An
             continue
         if args.pe is not None:
             offered = q.get("pe_list") or []
-            if not any(fnmatch.fnmatchcase(pe, pat) for pe in offered for pat in args.pe):
+            if not any(fnmatch(pat, pe) for pe in offered for pat in args.pe):
                 continue
         out.append(q)
     return out

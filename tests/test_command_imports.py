@@ -54,10 +54,7 @@ PLAIN: dict[str, list[list[str]]] = {
 }
 
 #: What a command of PLAIN may load of HEAVY, and why.
-ALLOWED: dict[str, dict[str, str]] = {
-    # -q wc_queue_list and -pe patterns: formats.wildcard matches through regular expressions
-    "qstat": dict.fromkeys(("re", "enum", "functools", "fnmatch", "collections"), "wildcard patterns"),
-}
+ALLOWED: dict[str, dict[str, str]] = {}
 
 PROBE = """
 import sys
