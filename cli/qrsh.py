@@ -38,7 +38,7 @@ from minisge.formats import interactive_stream as stream
 from minisge.formats import submit_options
 from minisge.output import qstat_out
 from minisge.output.submit_verify import verify_view
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_QCONF, NoQmaster, call, comm_failure, connect
 
 from .submitter import Submitter
@@ -189,7 +189,7 @@ def parse(argv: list[str], env: dict[str, str]) -> tuple[dict[str, Any] | None, 
     task_id = int(task) if task.isdigit() else 1
     task_env = sge_o_env(env)
     task_env.update(variables)
-    return {"op": catalogue.PE_TASK, "job_id": int(job), "task_id": task_id, "host": rest[0], "command": rest[1:],
+    return {"op": operations.PE_TASK, "job_id": int(job), "task_id": task_id, "host": rest[0], "command": rest[1:],
             "env": task_env, "verbose": verbose}, "", 0
 
 
@@ -443,7 +443,7 @@ class Waiting:
     def _read_replies(self) -> None:
         assert self.qmaster is not None
         try:
-            for reply in protocol.iter_replies(self.qmaster, {"op": catalogue.SUBMIT, "request": self.req,
+            for reply in protocol.iter_replies(self.qmaster, {"op": operations.SUBMIT, "request": self.req,
                                                               "sync": True}):
                 self.replies.put(reply)
                 os.write(self.wake_w, b"r")
@@ -599,7 +599,7 @@ class Waiting:
         if self.conn is None and self.job_id is not None:
             sys.stderr.write("\nRequest for interactive job has been canceled.\n")
             try:
-                call({"op": catalogue.QDEL, "targets": [str(self.job_id)]}, self.cell)
+                call({"op": operations.QDEL, "targets": [str(self.job_id)]}, self.cell)
             except (NoQmaster, OSError, protocol.ProtocolError):
                 pass
         return 128 + signum

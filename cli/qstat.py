@@ -27,7 +27,7 @@ from minisge.formats import wc_queue
 from minisge.formats.wildcard import fnmatch
 from minisge.output import json_views, qstat_out
 from minisge.output.text import printable
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
 
 TYPE_CHECKING = False
@@ -517,7 +517,7 @@ def _esc(text: object) -> str:
 def show_jobs(args: Args) -> int:
     """``qstat -j [job_list]``."""
     xml = "-xml" in args.flags
-    reply = _ask({"op": catalogue.JOB_DETAIL, "ids": args.jobs or [], **({"xml": True} if xml else {})})
+    reply = _ask({"op": operations.JOB_DETAIL, "ids": args.jobs or [], **({"xml": True} if xml else {})})
     if args.json:
         return _print_job_json(args, reply)
     if not args.jobs:
@@ -590,7 +590,7 @@ def show_status(args: Args) -> int:
     selecting = args.requests is not None or args.queue_users is not None  # -l, -U: the qmaster selects
     need_queues = (args.full or "c" in args.group or args.queues is not None
                    or args.queue_states or args.pe is not None or selecting)
-    request: dict[str, Any] = {"op": catalogue.QSTAT_FULL if need_queues else catalogue.QSTAT, "users": args.users}
+    request: dict[str, Any] = {"op": operations.QSTAT_FULL if need_queues else operations.QSTAT, "users": args.users}
     if args.requests is not None:
         request["requests"] = args.requests
     if args.queue_users is not None:

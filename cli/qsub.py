@@ -14,7 +14,7 @@ from minisge import protocol
 from minisge.formats import submit_options
 from minisge.output import qstat_out
 from minisge.output.submit_verify import verify_view
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_QSUB, NoQmaster, comm_failure, connect, qmaster_address
 
 from .submitter import Submitter
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return SAYS_QSUB.report(e)
     first: dict[str, Any] | None = None
     try:
-        replies = protocol.iter_replies(sock, {"op": catalogue.SUBMIT, "request": req, "sync": sync,
+        replies = protocol.iter_replies(sock, {"op": operations.SUBMIT, "request": req, "sync": sync,
                                                    "sync_start": sync_start})
         first = next(replies)
         for w in first.get("warnings") or ():  # qsub -w w

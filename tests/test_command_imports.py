@@ -40,6 +40,7 @@ HEAVY: dict[str, str] = {
     "socket": "its enums (_socket instead)",
     "subprocess": "~4 ms", "threading": "~1 ms", "contextlib": "~1 ms", "datetime": "~2 ms",
     "locale": "~1 ms", "tempfile": "~4 ms with random and shutil", "shutil": "~2 ms",
+    "minisge.protocol.catalogue": "its schemas: ~1 ms (the commands send minisge.protocol.operations' names)",
 }
 
 #: The commands held to HEAVY, with the arguments of their main paths
