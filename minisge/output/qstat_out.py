@@ -69,7 +69,7 @@ Dates are printed in local time, as Grid Engine does (the TZ of the caller).
 from __future__ import annotations
 
 import time
-from operator import itemgetter
+from _operator import itemgetter  # operator.py itself defines ~60 functions at import: ~0.3 ms of a command
 
 from minisge.output.resource_value import format_memory
 from minisge.output.text import printable
