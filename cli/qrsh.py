@@ -36,7 +36,7 @@ from minisge import protocol
 from minisge.cell import Cell
 from minisge.formats import interactive_stream as stream
 from minisge.formats import submit_options
-from minisge.output import qstat_out
+from minisge.output import job_detail_out
 from minisge.output.submit_verify import verify_view
 from minisge.protocol import operations
 from minisge.protocol.client import SAYS_QCONF, NoQmaster, call, comm_failure, connect
@@ -381,7 +381,7 @@ def run_interactive(kind: str, argv: list[str]) -> int:
         view["env_list"] = [(k, v) for k, v in view["env_list"] if k == "TERM"]  # QRSH_* come with the job
         view["restart"] = False
         view["job_type"] = ["binary", "immediate"] if req.get("now") else ["binary"]
-        sys.stdout.write(qstat_out.format_job_detail(view).split("\n", 1)[1])
+        sys.stdout.write(job_detail_out.format_job_detail(view).split("\n", 1)[1])
         return 0
     for k in ("verify", "sync", "sync_start", "terse"):
         req.pop(k, None)

@@ -25,7 +25,7 @@ import sys
 from minisge.cell import Cell
 from minisge.formats import wc_queue
 from minisge.formats.wildcard import fnmatch
-from minisge.output import json_views, qstat_out
+from minisge.output import job_detail_out, json_views, qstat_out
 from minisge.output.text import printable
 from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
@@ -530,9 +530,9 @@ def show_jobs(args: Args) -> int:
     if not args.jobs:
         summary = [(text, ids) for text, ids in reply.get("summary") or ()]
         if xml:
-            sys.stdout.write(qstat_out.format_scheduling_summary_xml(list(reply.get("global") or ())))
+            sys.stdout.write(job_detail_out.format_scheduling_summary_xml(list(reply.get("global") or ())))
         else:
-            sys.stdout.write(qstat_out.format_scheduling_summary(list(reply.get("global") or ()),
+            sys.stdout.write(job_detail_out.format_scheduling_summary(list(reply.get("global") or ()),
                                                                  summary))
         return 0
     jobs = reply.get("jobs") or []
@@ -542,14 +542,14 @@ def show_jobs(args: Args) -> int:
             sys.stdout.write("<?xml version='1.0'?>\n<unknown_jobs >\n" + "".join(
                 f"    <ST_name>{_esc(m)}</ST_name>\n" for m in missing) + "</unknown_jobs>\n")
             return 0
-        sys.stderr.write(qstat_out.format_unknown_jobs(missing))
+        sys.stderr.write(job_detail_out.format_unknown_jobs(missing))
         return 1
     reasons = {int(k): v for k, v in (reply.get("reasons") or {}).items()}
     global_info = list(reply.get("global") or ())
     if xml:
-        sys.stdout.write(qstat_out.format_job_details_xml(jobs, global_info, reasons))
+        sys.stdout.write(job_detail_out.format_job_details_xml(jobs, global_info, reasons))
         return 0
-    sys.stdout.write(qstat_out.format_job_details(jobs, global_info, reasons))
+    sys.stdout.write(job_detail_out.format_job_details(jobs, global_info, reasons))
     return 0
 
 
