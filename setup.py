@@ -6,11 +6,24 @@ else is in pyproject.toml).
 The commands' launchers (``build/launchers/NAME``, installed into the bin
 directory) are written here from the table of commands, ``cli/commands.py``:
 pip's console scripts would do the same but ``import re`` first, which costs
-a ``qsub`` milliseconds of its ~15 (issue 14).  Each is a ``#!python`` script
-(pip writes the installing interpreter in its first line) that imports its
-command's module and runs ``main``, with the cyclic garbage collector off
-while the modules load (their objects live as long as the command: the
-collections it would run find nothing, ~3 ms of a ``qstat``).
+a ``qsub`` milliseconds of its ~15 (issue 14).  Each is a script that is both
+a shell script and Python (``#!/bin/sh``: neither setuptools nor pip rewrites
+that first line, as they would ``#!python``).  The shell part starts Python:
+in a virtual environment (``../pyvenv.cfg`` beside the bin directory) its
+``python3`` with ``-S``, without site.py, which would cost each command ~1.5 ms
+(the environment's .pth files, setuptools' distutils hook among them), and
+``-I``: no ``PYTHON*`` variable (a ``PYTHONDONTWRITEBYTECODE`` would make an
+editable install compile every module of the command at every start, ~25 ms)
+and not the bin directory on ``sys.path``; elsewhere (``pip install --user``, a
+system-wide install) the interpreter that built the launchers, else
+``python3``, with site.py as pip's scripts have it.  The Python part, when
+started without site.py, puts the environment's site-packages on
+``sys.path`` (and an editable install's finder, below, on
+``sys.meta_path``), and runs site.py after all if ``minisge`` is still not
+found; then it imports its command's module and runs ``main``, with the
+cyclic garbage collector off while the modules load (their objects live as
+long as the command: the collections it would run find nothing, ~3 ms of a
+``qstat``).
 
 An editable install (``pip install -e .``) gets a finder of its own
 (``EditableWheel``): setuptools' finder for this layout (``cli/`` is
@@ -84,13 +97,52 @@ def commands() -> dict[str, str]:
     raise SystemExit("cli/commands.py has no COMMANDS table")
 
 
-def launcher(name: str, module: str) -> str:
-    """The script that runs command ``name`` (``#!python``: pip puts the interpreter there)."""
-    return (f'#!python\n"""{name}: minisge\'s launcher (setup.py, from cli/commands.py)."""\n'
-            "import gc\nimport sys\n\n"
-            "gc.disable()  # no collection while the modules load: their objects live as long as the command\n"
-            f"from {module} import main  # noqa: E402\n\n"
-            "gc.enable()\nsys.exit(main())\n")
+#: A command's launcher: ``#!/bin/sh`` and Python at once (the shell reads
+#: ``''':'`` as the command ``:``, Python as the start of a string).
+LAUNCHER = """#!/bin/sh
+''':'
+# %(name)s: minisge's launcher (setup.py, from cli/commands.py): in a virtual environment, Python isolated, no site.py
+here=${0%%/*}
+if [ -f "$here/../pyvenv.cfg" ] && [ -x "$here/python3" ]; then exec "$here/python3" -I -S "$0" "$@"; fi
+if [ -x %(python)s ]; then exec %(python)s "$0" "$@"; fi
+exec python3 "$0" "$@"
+'''
+import gc
+import sys
+
+gc.disable()  # no collection while the modules load: their objects live as long as the command
+if sys.flags.no_site:  # what site.py does in a virtual environment: its prefix, its site-packages
+    sys.prefix = sys.exec_prefix = sys.executable.rpartition("/")[0].rpartition("/")[0]
+    sys.path.append(f"{sys.prefix}/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages")
+    try:
+        import __editable___minisge_finder  # pip install -e: the finder its .pth installs (setup.py's FINDER)
+    except ModuleNotFoundError:
+        pass
+    else:
+        __editable___minisge_finder.install()
+try:
+    from %(module)s import main
+except ModuleNotFoundError as err:
+    if not sys.flags.no_site or err.name not in ("minisge", "minisge.cli"):
+        raise
+    import site  # another layout: site.py's work after all
+
+    site.main()
+    from %(module)s import main
+
+gc.enable()
+sys.exit(main())
+"""
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one word of the shell, quoted."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def launcher(name: str, module: str, python: str = sys.executable) -> str:
+    """The script that runs command ``name`` (``python``: the interpreter outside a virtual environment)."""
+    return LAUNCHER % {"name": name, "module": module, "python": shell_word(python)}
 
 
 def write_launchers() -> list[str]:

@@ -36,7 +36,7 @@ import time
 
 from minisge import protocol
 from minisge.cell import Cell, short_hostname
-from minisge.protocol import catalogue, client
+from minisge.protocol import client, operations
 from minisge.web import DEFAULT_BIND, DEFAULT_PORT, port_number
 
 from .commands import COMMANDS
@@ -64,7 +64,7 @@ def _ping(cell: Cell) -> dict[str, Any] | None:
     except OSError:
         return None
     try:
-        return protocol.request(sock, {"op": catalogue.PING})
+        return protocol.request(sock, {"op": operations.PING})
     except (OSError, protocol.ProtocolError):
         return None
     finally:
@@ -270,7 +270,7 @@ def _ping_execd(cell: Cell, host: str) -> dict[str, Any] | None:
     except OSError:
         return None
     try:
-        reply = protocol.request(sock, {"op": catalogue.PING})
+        reply = protocol.request(sock, {"op": operations.PING})
     except (OSError, protocol.ProtocolError):
         return None
     finally:

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from minisge.cell import Cell
 from minisge.formats import accounting
 from minisge.output import efficiency, json_views, qacct_out
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
 
 TYPE_CHECKING = False
@@ -451,7 +451,7 @@ class ComplexSelection:
     started are left out, those of instances gone are counted and reported."""
 
     def __init__(self, requests: list[str]):
-        reply = call({"op": catalogue.QSTAT_FULL, "users": [], "detail": False, "requests": requests},
+        reply = call({"op": operations.QSTAT_FULL, "users": [], "detail": False, "requests": requests},
                      unreachable=SAYS_LISTING)
         if not reply.get("ok"):
             raise Usage(str(reply.get("error", "")))

@@ -15,7 +15,7 @@ import re
 import sys
 
 from minisge.formats import submit_options
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_CHANGE, call, print_lines
 
 USAGE = """SGE 8.1.9
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         return submit_options.STATUS_EUNKNOWN
     if not targets and req["users"] is None:
         return 0  # 8.1.9 sends nothing and says nothing
-    reply = call({"op": catalogue.QALTER, "targets": targets, "users": req["users"], "changes": req["changes"],
+    reply = call({"op": operations.QALTER, "targets": targets, "users": req["users"], "changes": req["changes"],
                   "context_ops": req["context_ops"], "hold": req["hold"]}, unreachable=SAYS_CHANGE)
     return print_lines(reply)
 

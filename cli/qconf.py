@@ -15,7 +15,7 @@ import sys
 
 from minisge import protocol
 from minisge.formats import sge_types
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import NoQmaster, call, connect, refused
 
 TYPE_CHECKING = False
@@ -229,7 +229,7 @@ def usage_error(message: str) -> int:
 def send(cmd: str, args: list[str] | list[dict[str, str | None]], text: str | None = None,
          path: str | None = None) -> int:
     """One request; print what the qmaster answers; its exit code."""
-    msg: dict[str, Any] = {"op": catalogue.QCONF, "cmd": cmd, "args": args}
+    msg: dict[str, Any] = {"op": operations.QCONF, "cmd": cmd, "args": args}
     if text is not None:
         msg["text"] = text
         msg["path"] = path
@@ -249,7 +249,7 @@ def kill_master() -> None:
     except NoQmaster:
         return
     try:
-        protocol.request(sock, {"op": catalogue.SHUTDOWN})
+        protocol.request(sock, {"op": operations.SHUTDOWN})
     except (OSError, protocol.ProtocolError):
         pass
     finally:
@@ -294,7 +294,7 @@ def create_temp_file() -> tuple[int, str]:
 
 def ask(cmd: str, args: list[str]) -> tuple[int, str]:
     """Ask the qmaster for a text (a show option or a template): (rc, text)."""
-    reply = call({"op": catalogue.QCONF, "cmd": cmd, "args": args})
+    reply = call({"op": operations.QCONF, "cmd": cmd, "args": args})
     if not reply.get("ok"):
         sys.stderr.write(reply.get("error", "") + "\n")
         return int(reply.get("rc", 1)), ""
@@ -459,7 +459,7 @@ def run(argv: list[str]) -> int:
 def _attr(opt: str, args: list[str]) -> int:
     """The attribute edits: Grid Engine writes the value to a temporary file
     first; its name appears in the errors."""
-    msg = {"op": catalogue.QCONF, "cmd": opt, "args": args, "path": temp_name()}
+    msg = {"op": operations.QCONF, "cmd": opt, "args": args, "path": temp_name()}
     reply = call(msg)
     rc = refused(reply)
     if rc is not None:

@@ -16,7 +16,7 @@ import sys
 import time
 
 from minisge.formats.submit_options import is_job_task
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_CHANGE, call, refused
 
 TYPE_CHECKING = False  # not typing's (nor collections'): qdel must start fast
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(USAGE)
         sys.stdout.write(NO_OPTION_ARGUMENT + "\n")
         return 1
-    reply = call({"op": catalogue.QDEL, "targets": targets, "users": users, "force": force},
+    reply = call({"op": operations.QDEL, "targets": targets, "users": users, "force": force},
                  unreachable=SAYS_CHANGE)
     rc = refused(reply)
     if rc is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_HOLD, call, print_lines
 
 from .qdel import NO_OPTION_ARGUMENT, job_task_list
@@ -71,7 +71,7 @@ def run(argv: list[str], release: bool, prog: str) -> int:
     if not targets and not users:
         sys.stderr.write(usage + NO_OPTION_ARGUMENT + "\n")
         return 1
-    reply = call({"op": catalogue.QHOLD, "targets": targets, "hold": kind, "release": release, "users": users},
+    reply = call({"op": operations.QHOLD, "targets": targets, "hold": kind, "release": release, "users": users},
                  unreachable=SAYS_HOLD)
     return print_lines(reply)
 

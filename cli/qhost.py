@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from minisge.output import json_views, qhost_out
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
 
 TYPE_CHECKING = False
@@ -108,7 +108,7 @@ def parse_args(argv: list[str]) -> Args:
 
 
 def request(args: Args) -> dict[str, Any]:
-    req: dict[str, Any] = {"op": catalogue.QHOST}
+    req: dict[str, Any] = {"op": operations.QHOST}
     if args.hosts is not None:
         req["hosts"] = args.hosts
     if args.requests is not None:

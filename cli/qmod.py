@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from minisge.formats.submit_options import is_job_task
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_CHANGE, call, print_lines
 
 USAGE = """\
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     if action is None or not targets:
         sys.stderr.write(USAGE + "ERROR! no option argument\n")
         return 1
-    reply = call({"op": catalogue.QMOD, "action": action, "targets": targets, "force": force},
+    reply = call({"op": operations.QMOD, "action": action, "targets": targets, "force": force},
                  unreachable=SAYS_CHANGE)
     return print_lines(reply)
 

@@ -21,7 +21,7 @@ import sys
 import time
 
 from minisge import protocol
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import NoQmaster, call, comm_failure
 
 TYPE_CHECKING = False
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     if not port:
         sys.stdout.write(f"endpoint {endpoint} at port 0: no valid port number\n")
         return 1
-    request = {"op": catalogue.QPING, "host": opts["host"], "port": port, "name": opts["name"], "id": ident}
+    request = {"op": operations.QPING, "host": opts["host"], "port": port, "name": opts["name"], "id": ident}
     while True:
         try:
             reply = call(request)

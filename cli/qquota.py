@@ -19,7 +19,7 @@ import os
 import sys
 
 from minisge.output import json_views
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call, refused
 
 TYPE_CHECKING = False
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts["help"]:
         sys.stdout.write(USAGE)
         return 0
-    request = {"op": catalogue.QQUOTA}
+    request = {"op": operations.QQUOTA}
     for key in LIST_OPTIONS.values():
         if opts.get(key):
             request[key] = opts[key]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import call, print_lines
 
 USAGE = """\
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     if not targets and not users:
         sys.stderr.write(USAGE + NO_OPTION_ARGUMENT + "\n")
         return 1
-    reply = call({"op": catalogue.QRDEL, "targets": targets, "users": users, "force": force})
+    reply = call({"op": operations.QRDEL, "targets": targets, "users": users, "force": force})
     return print_lines(reply)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from minisge.formats import submit_options
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_HOLD, call, print_lines
 
 USAGE = """SGE 8.1.9
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         return submit_options.STATUS_ENOIMP
     if not targets:
         return 0
-    reply = call({"op": catalogue.QRESUB, "targets": targets, "hold": hold}, unreachable=SAYS_HOLD)
+    reply = call({"op": operations.QRESUB, "targets": targets, "hold": hold}, unreachable=SAYS_HOLD)
     return print_lines(reply)
 
 

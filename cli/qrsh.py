@@ -36,9 +36,9 @@ from minisge import protocol
 from minisge.cell import Cell
 from minisge.formats import interactive_stream as stream
 from minisge.formats import submit_options
-from minisge.output import qstat_out
+from minisge.output import job_detail_out
 from minisge.output.submit_verify import verify_view
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_QCONF, NoQmaster, call, comm_failure, connect
 
 from .submitter import Submitter
@@ -189,7 +189,7 @@ def parse(argv: list[str], env: dict[str, str]) -> tuple[dict[str, Any] | None, 
     task_id = int(task) if task.isdigit() else 1
     task_env = sge_o_env(env)
     task_env.update(variables)
-    return {"op": catalogue.PE_TASK, "job_id": int(job), "task_id": task_id, "host": rest[0], "command": rest[1:],
+    return {"op": operations.PE_TASK, "job_id": int(job), "task_id": task_id, "host": rest[0], "command": rest[1:],
             "env": task_env, "verbose": verbose}, "", 0
 
 
@@ -381,7 +381,7 @@ def run_interactive(kind: str, argv: list[str]) -> int:
         view["env_list"] = [(k, v) for k, v in view["env_list"] if k == "TERM"]  # QRSH_* come with the job
         view["restart"] = False
         view["job_type"] = ["binary", "immediate"] if req.get("now") else ["binary"]
-        sys.stdout.write(qstat_out.format_job_detail(view).split("\n", 1)[1])
+        sys.stdout.write(job_detail_out.format_job_detail(view).split("\n", 1)[1])
         return 0
     for k in ("verify", "sync", "sync_start", "terse"):
         req.pop(k, None)
@@ -443,7 +443,7 @@ class Waiting:
     def _read_replies(self) -> None:
         assert self.qmaster is not None
         try:
-            for reply in protocol.iter_replies(self.qmaster, {"op": catalogue.SUBMIT, "request": self.req,
+            for reply in protocol.iter_replies(self.qmaster, {"op": operations.SUBMIT, "request": self.req,
                                                               "sync": True}):
                 self.replies.put(reply)
                 os.write(self.wake_w, b"r")
@@ -599,7 +599,7 @@ class Waiting:
         if self.conn is None and self.job_id is not None:
             sys.stderr.write("\nRequest for interactive job has been canceled.\n")
             try:
-                call({"op": catalogue.QDEL, "targets": [str(self.job_id)]}, self.cell)
+                call({"op": operations.QDEL, "targets": [str(self.job_id)]}, self.cell)
             except (NoQmaster, OSError, protocol.ProtocolError):
                 pass
         return 128 + signum

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from minisge.output import qrstat_out
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import call, refused
 
 USAGE = """\
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(f'error: invalid option argument "{a}"\n')
             return 1
         i += 1
-    reply = call({"op": catalogue.QRSTAT, "ids": ids, "users": users})
+    reply = call({"op": operations.QRSTAT, "ids": ids, "users": users})
     rc = refused(reply)
     if rc is not None:
         return rc

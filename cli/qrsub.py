@@ -21,7 +21,7 @@ import sys
 import time
 
 from minisge.formats import sge_types, submit_options
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import call, print_lines
 
 USAGE = """\
@@ -103,7 +103,7 @@ def _resources(text: str) -> dict[str, str]:
 
 def parse(argv: list[str]) -> dict[str, object]:
     """qrsub's command line to its request (Refused: what to print)."""
-    req: dict[str, object] = {"op": catalogue.QRSUB}
+    req: dict[str, object] = {"op": operations.QRSUB}
     i = 0
     while i < len(argv):
         a = argv[i]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
 
 TYPE_CHECKING = False
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.pop("help"):
         sys.stdout.write(USAGE)
         return 0
-    reply = call({"op": catalogue.QSELECT, **opts}, unreachable=SAYS_LISTING)
+    reply = call({"op": operations.QSELECT, **opts}, unreachable=SAYS_LISTING)
     if not reply.get("ok"):
         sys.stderr.write(str(reply.get("error", "")) + "\n")
         return int(reply.get("rc", 1))

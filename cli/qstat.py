@@ -18,16 +18,16 @@ starts as fast as the interpreter.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import pwd
 import sys
 
 from minisge.cell import Cell
 from minisge.formats import wc_queue
-from minisge.output import json_views, qstat_out
+from minisge.formats.wildcard import fnmatch
+from minisge.output import job_detail_out, json_views, qstat_out
 from minisge.output.text import printable
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
 
 TYPE_CHECKING = False
@@ -413,7 +413,7 @@ def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, An
             continue
         if args.pe is not None:
             offered = q.get("pe_list") or []
-            if not any(fnmatch.fnmatchcase(pe, pat) for pe in offered for pat in args.pe):
+            if not any(fnmatch(pat, pe) for pe in offered for pat in args.pe):
                 continue
         out.append(q)
     return out
@@ -524,15 +524,15 @@ def _esc(text: object) -> str:
 def show_jobs(args: Args) -> int:
     """``qstat -j [job_list]``."""
     xml = "-xml" in args.flags
-    reply = _ask({"op": catalogue.JOB_DETAIL, "ids": args.jobs or [], **({"xml": True} if xml else {})})
+    reply = _ask({"op": operations.JOB_DETAIL, "ids": args.jobs or [], **({"xml": True} if xml else {})})
     if args.json:
         return _print_job_json(args, reply)
     if not args.jobs:
         summary = [(text, ids) for text, ids in reply.get("summary") or ()]
         if xml:
-            sys.stdout.write(qstat_out.format_scheduling_summary_xml(list(reply.get("global") or ())))
+            sys.stdout.write(job_detail_out.format_scheduling_summary_xml(list(reply.get("global") or ())))
         else:
-            sys.stdout.write(qstat_out.format_scheduling_summary(list(reply.get("global") or ()),
+            sys.stdout.write(job_detail_out.format_scheduling_summary(list(reply.get("global") or ()),
                                                                  summary))
         return 0
     jobs = reply.get("jobs") or []
@@ -542,14 +542,14 @@ def show_jobs(args: Args) -> int:
             sys.stdout.write("<?xml version='1.0'?>\n<unknown_jobs >\n" + "".join(
                 f"    <ST_name>{_esc(m)}</ST_name>\n" for m in missing) + "</unknown_jobs>\n")
             return 0
-        sys.stderr.write(qstat_out.format_unknown_jobs(missing))
+        sys.stderr.write(job_detail_out.format_unknown_jobs(missing))
         return 1
     reasons = {int(k): v for k, v in (reply.get("reasons") or {}).items()}
     global_info = list(reply.get("global") or ())
     if xml:
-        sys.stdout.write(qstat_out.format_job_details_xml(jobs, global_info, reasons))
+        sys.stdout.write(job_detail_out.format_job_details_xml(jobs, global_info, reasons))
         return 0
-    sys.stdout.write(qstat_out.format_job_details(jobs, global_info, reasons))
+    sys.stdout.write(job_detail_out.format_job_details(jobs, global_info, reasons))
     return 0
 
 
@@ -597,7 +597,7 @@ def show_status(args: Args) -> int:
     selecting = args.requests is not None or args.queue_users is not None  # -l, -U: the qmaster selects
     need_queues = (args.full or "c" in args.group or args.queues is not None
                    or args.queue_states or args.pe is not None or selecting)
-    request: dict[str, Any] = {"op": catalogue.QSTAT_FULL if need_queues else catalogue.QSTAT, "users": args.users}
+    request: dict[str, Any] = {"op": operations.QSTAT_FULL if need_queues else operations.QSTAT, "users": args.users}
     if args.requests is not None:
         request["requests"] = args.requests
     if args.queue_users is not None:

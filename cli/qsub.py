@@ -12,9 +12,9 @@ import sys
 
 from minisge import protocol
 from minisge.formats import submit_options
-from minisge.output import qstat_out
+from minisge.output import job_detail_out
 from minisge.output.submit_verify import verify_view
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_QSUB, NoQmaster, comm_failure, connect, qmaster_address
 
 from .submitter import Submitter
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(PTY_REFUSED + "\n")
         return 1
     if req.get("verify"):  # shown as 8.1.9 shows it, nothing is sent
-        sys.stdout.write(qstat_out.format_job_detail(verify_view(req)).split("\n", 1)[1])
+        sys.stdout.write(job_detail_out.format_job_detail(verify_view(req)).split("\n", 1)[1])
         return 0
     sync = bool(req.pop("sync", False))  # -sync y|x: wait for the end
     sync_start = bool(req.pop("sync_start", False))  # -sync r: wait for the start
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return SAYS_QSUB.report(e)
     first: dict[str, Any] | None = None
     try:
-        replies = protocol.iter_replies(sock, {"op": catalogue.SUBMIT, "request": req, "sync": sync,
+        replies = protocol.iter_replies(sock, {"op": operations.SUBMIT, "request": req, "sync": sync,
                                                    "sync_start": sync_start})
         first = next(replies)
         for w in first.get("warnings") or ():  # qsub -w w

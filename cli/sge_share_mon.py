@@ -22,7 +22,7 @@ import re
 import sys
 import time
 
-from minisge.protocol import catalogue
+from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call, refused
 
 TYPE_CHECKING = False
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     while count == -1 or count > 0:
         if count > 0:
             count -= 1
-        reply = call({"op": catalogue.SHARE_MON, "decay": decay}, unreachable=SAYS_LISTING)
+        reply = call({"op": operations.SHARE_MON, "decay": decay}, unreachable=SAYS_LISTING)
         rc = refused(reply)
         if rc is not None:
             return rc

@@ -115,7 +115,7 @@ PURE_FORBIDDEN_MINISGE = ("minisge.qmaster", "minisge.execd", "minisge.daemon", 
 COMMAND_PACKAGES = ("minisge.cli", "minisge.output", "minisge.cell")
 COMMAND_MAY_IMPORT = ("minisge", "minisge.cli", "minisge.output", "minisge.cell", "minisge.formats",
                       "minisge.protocol", "minisge.protocol.wire", "minisge.protocol.client",
-                      "minisge.protocol.catalogue", "minisge.protocol.json_text",
+                      "minisge.protocol.operations", "minisge.protocol.json_text",
                       "minisge.web")  # the package alone: minisge web's defaults (its server is a process of its own)
 
 #: Loaded by no command (DESIGN.md decision 3: importing trio costs ~0.1 s;

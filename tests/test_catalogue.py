@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from minisge.execd.qmaster_link import EXECD_OPS
 from minisge.formats import submit_options
-from minisge.protocol import catalogue, check_reply, encode
+from minisge.protocol import catalogue, check_reply, encode, operations
 from minisge.protocol.catalogue import (
     COMMAND,
     EXECD,
@@ -64,6 +64,16 @@ def test_every_direction_has_operations_and_each_name_is_one_constant():
         assert catalogue.ops(direction)
     assert catalogue.SUBMIT == "submit" and catalogue.find("submit", COMMAND).name == "submit"
     assert catalogue.find("submit", EXECD) is None
+
+
+def test_the_commands_names_are_the_catalogues_command_operations():
+    """minisge.protocol.operations (what the commands import instead of the
+    catalogue) names every operation of the direction COMMAND, and only those,
+    each under the constant the catalogue gives it."""
+    constants = {k: v for k, v in vars(operations).items() if k.isupper()}
+    assert set(constants.values()) == names(COMMAND)
+    for constant, name in constants.items():
+        assert getattr(catalogue, constant) == name, constant
 
 
 def test_every_command_operation_has_a_qmaster_handler_and_every_handler_an_operation():

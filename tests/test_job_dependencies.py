@@ -8,7 +8,7 @@ import trio
 
 from minisge.cell import Cell
 from minisge.daemon.cell_init import init_cell
-from minisge.output import qstat_out
+from minisge.output import job_detail_out
 from minisge.qmaster import job_dependencies as jd
 from minisge.qmaster import views
 from minisge.qmaster.config_state import RequestError
@@ -174,10 +174,10 @@ def test_qstat_shows_the_waiting_tasks_held_and_the_lists_of_qstat_j(qm):
     assert [(t["ranges"], t["state"], t.get("holds")) for t in row["tasks"]] == [
         ([(2, 2, 1)], "qw", None), ([(1, 3, 2)], "hqw", "a")]
     detail = views.job_detail(qm, [str(b), str(a)], 0)["jobs"]
-    text = qstat_out.format_job_detail(detail[0])
+    text = job_detail_out.format_job_detail(detail[0])
     assert f"ja_ad_predecessor_list:     {a}\n" in text
     assert "ja_ad_predecessor_list (req)" not in text  # 8.1.9 does not print it
-    assert f"ja_ad_successor_list:       {b}\n" in qstat_out.format_job_detail(detail[1])
+    assert f"ja_ad_successor_list:       {b}\n" in job_detail_out.format_job_detail(detail[1])
 
 
 def test_a_qmaster_restart_keeps_the_holds(qm):

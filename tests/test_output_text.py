@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from minisge.formats import submit_options
-from minisge.output import qacct_out, qstat_out
+from minisge.output import job_detail_out, qacct_out, qstat_out
 from minisge.output.text import printable
 
 
@@ -33,7 +33,7 @@ def test_qstat_j_keeps_a_users_text_on_its_line():
            "cwd": "/tmp/w\nd", "env_list": [("X", "1\nowner: root"), ("Y", "\x1b]0;title\x07")],
            "context": [("C", "p\nq")], "job_args": ["a\nb"], "stdout_path_list": [(None, "/tmp/o\nx")],
            "account": "sge", "tasks": [{"task_number": 1, "messages": ["can't open /tmp/o\nx"]}]}
-    out = qstat_out.format_job_detail(job, ["scheduling info\nforged"])
+    out = job_detail_out.format_job_detail(job, ["scheduling info\nforged"])
     assert "\x1b" not in out and "\x07" not in out
     lines = out.splitlines()
     assert "env_list:                   X=1\\nowner: root,Y=\\x1b]0;title\\x07" in lines

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from minisge.output import job_detail_out as jd
 from minisge.output import qstat_out as q
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -389,36 +390,36 @@ def detail(number, name, submitted, **extra):
 
 def test_j_pending_job():
     d = detail(4, "pend1", T09, job_args=["5"], script_file="/bin/sleep")
-    assert q.format_job_detail(d, DROPPED) == golden("qstat_-j_JOBID.pending")
+    assert jd.format_job_detail(d, DROPPED) == golden("qstat_-j_JOBID.pending")
 
 
 def test_j_running_job_shows_usage_and_binding_per_task():
     d = detail(2, "run1", T08 - 3, job_args=["600"], script_file="/bin/sleep",
                tasks=[{"task_number": 1, "running": True, "cpu": 0, "mem": 0.0, "io": 0.0}])
-    assert q.format_job_detail(d, DROPPED) == golden("qstat_-j_JOBID.running")
+    assert jd.format_job_detail(d, DROPPED) == golden("qstat_-j_JOBID.running")
 
 
 def test_j_held_job_adds_hold_reason():
     d = detail(6, "held", T09, script_file="/bin/true")
-    out = q.format_job_detail(d, DROPPED + ["Job is in hold state"])
+    out = jd.format_job_detail(d, DROPPED + ["Job is in hold state"])
     assert out == golden("qstat_-j_JOBID.held")
 
 
 def test_j_array_job_shows_task_range():
     d = detail(7, "arr", T29, script_file="/bin/true", array=(1, 5, 1))
-    assert q.format_job_detail(d, DROPPED) == golden("qstat_-j_JOBID.array")
+    assert jd.format_job_detail(d, DROPPED) == golden("qstat_-j_JOBID.array")
 
 
 def test_j_hold_jid_shows_predecessors():
     d = detail(9, "after_run1", T29, script_file="/bin/true",
                jid_predecessor_request=["2"], jid_predecessor_list=[2])
-    assert q.format_job_detail(d, DROPPED) == golden("qstat_-j_JOBID.hold_jid")
+    assert jd.format_job_detail(d, DROPPED) == golden("qstat_-j_JOBID.hold_jid")
 
 
 def test_j_pe_job_shows_parallel_environment_range():
     d = detail(21, "pe4", 1795308886, script_file="/bin/true", pe="smp", pe_range="4")
     info = [DROPPED[0], 'cannot run in PE "smp" because it only offers 0 slots']
-    assert q.format_job_detail(d, info) == golden("qstat_-j_JOBID.pe_smp_4_unschedulable")
+    assert jd.format_job_detail(d, info) == golden("qstat_-j_JOBID.pe_smp_4_unschedulable")
 
 
 OVERLOAD = [f'queue instance "{qi}" dropped because it is overloaded: np_load_avg=1.885938 '
@@ -431,7 +432,7 @@ def test_j_running_pe_job_usage_with_vmem():
                job_args=["150"], script_file="/bin/sleep", pe="smp", pe_range="2",
                tasks=[{"task_number": 1, "running": True, "cpu": 0.0, "mem": 0.0,
                        "io": 0.00003, "vmem": 3.188 * 1024**2, "maxvmem": 3.188 * 1024**2}])
-    assert q.format_job_detail(d, OVERLOAD) == golden("qstat_-j_JOBID.pe_running_usage")
+    assert jd.format_job_detail(d, OVERLOAD) == golden("qstat_-j_JOBID.pe_running_usage")
 
 
 def test_j_long_name_and_args_with_commas_and_quotes():
@@ -442,19 +443,19 @@ def test_j_long_name_and_args_with_commas_and_quotes():
                tasks=[{"task_number": 1, "running": True, "cpu": 0.4, "mem": 0.0043,
                        "io": 0.00007, "vmem": 89.867 * 1024**2,
                        "maxvmem": 89.867 * 1024**2}])
-    assert q.format_job_detail(d, OVERLOAD) == golden("qstat_-j_JOBID.long_name_vmem")
+    assert jd.format_job_detail(d, OVERLOAD) == golden("qstat_-j_JOBID.long_name_vmem")
 
 
 def test_j_stdout_path_list():
     d = detail(39, "ho_err", T3_33, sge_o_workdir="/tmp", hard_queue_list=["ho.q"],
                stdout_path_list=["/nonexistent_dir/out"], script_file="/bin/true")
-    assert q.format_job_detail(d, OVERLOAD) == golden("qstat_-j_JOBID.stdout_path")
+    assert jd.format_job_detail(d, OVERLOAD) == golden("qstat_-j_JOBID.stdout_path")
 
 
 def test_j_held_array_with_step():
     d = detail(40, "ho_harr", T3_33, sge_o_workdir="/tmp", hard_queue_list=["ho.q"],
                script_file="/bin/true", array=(1, 10, 3))
-    out = q.format_job_detail(d, OVERLOAD + ["Job is in hold state"])
+    out = jd.format_job_detail(d, OVERLOAD + ["Job is in hold state"])
     assert out == golden("qstat_-j_JOBID.held_array_step")
 
 
@@ -462,35 +463,35 @@ def test_j_error_reason_per_task():
     d = detail(5, "bad", T09, tasks=[{"task_number": 1, "messages": [
         "01/02/2024 10:11:12 [1000:4242]: exit_status of job start = 100"]}])
     assert ("error reason          1:      01/02/2024 10:11:12 [1000:4242]: "
-            "exit_status of job start = 100\n") in q.format_job_detail(d)
+            "exit_status of job start = 100\n") in jd.format_job_detail(d)
 
 
 def test_j_several_jobs_each_get_global_and_own_messages():
     a = detail(4, "pend1", T09, job_args=["5"], script_file="/bin/sleep")
     b = detail(6, "held", T09, script_file="/bin/true")
-    out = q.format_job_details([a, b], DROPPED, {6: ["Job is in hold state"]})
+    out = jd.format_job_details([a, b], DROPPED, {6: ["Job is in hold state"]})
     assert out == golden("qstat_-j_JOBID.pending") + golden("qstat_-j_JOBID.held")
 
 
 def test_j_without_ids_summarizes_scheduler_reasons():
-    out = q.format_scheduling_summary(DROPPED, [("Jobs dropped because of hold state", [6])])
+    out = jd.format_scheduling_summary(DROPPED, [("Jobs dropped because of hold state", [6])])
     assert out == golden("qstat_-j.all_own_jobs")
 
 
 def test_j_without_ids_with_held_array_and_overload():
-    out = q.format_scheduling_summary(OVERLOAD, [("Jobs dropped because of hold state", [40])])
+    out = jd.format_scheduling_summary(OVERLOAD, [("Jobs dropped because of hold state", [40])])
     assert out == golden("qstat_-j.held_array")
 
 
 def test_j_summary_wraps_after_eight_ids():
-    out = q.format_scheduling_summary([], [("Jobs dropped because of hold state", range(1, 11))])
+    out = jd.format_scheduling_summary([], [("Jobs dropped because of hold state", range(1, 11))])
     assert out == ("Jobs dropped because of hold state\n"
                    "\t1,\t2,\t3,\t4,\t5,\t6,\t7,\t8,\n\t9,\t10\n")
 
 
 def test_j_unknown_jobs_message():
-    assert q.format_unknown_jobs([999999]) == golden("qstat_-j.nonexistent_job.stderr")
-    assert q.format_unknown_jobs([999998, 999997]) == golden(
+    assert jd.format_unknown_jobs([999999]) == golden("qstat_-j.nonexistent_job.stderr")
+    assert jd.format_unknown_jobs([999998, 999997]) == golden(
         "qstat_-j.two_nonexistent_jobs.stderr")
 
 
@@ -498,7 +499,7 @@ def test_memory_and_cpu_time_formats():
     assert q.format_memory(3.188 * 1024**2) == "3.188M"
     assert q.format_memory(512) == "512.000"
     assert q.format_memory(2 * 1024**4) == "2.000T"
-    assert q.format_cpu_time(3 * 86400 + 61) == "72:01:01"
+    assert jd.format_cpu_time(3 * 86400 + 61) == "72:01:01"
 
 
 def _capture(name: str) -> str:
@@ -518,17 +519,17 @@ def test_j_shell_list_env_list_and_time_requests_in_seconds():
                job_type=None, shell_list=[(None, "/bin/bash")],
                env_list=[("TERM", None), ("FOO", "bar"), ("EMPTY", None)],
                hard_resource_list=[("h_rt", "3600"), ("h_vmem", "1G")], soft_resource_list=[("s_rt", "100")])
-    assert q.format_job_detail(d) == _capture("qstat_-j_JOBID.shell_env_resources")
+    assert jd.format_job_detail(d) == _capture("qstat_-j_JOBID.shell_env_resources")
 
 
 def test_j_shell_list_of_S_on_the_command_line():
     d = detail(53, "d3S", T_52, uid=1003, gid=1003, sge_o_workdir="/tmp", script_file="/tmp/d3rich.sh",
                job_type=None, shell_list=[(None, "/bin/sh")])
-    assert q.format_job_detail(d) == _capture("qstat_-j_JOBID.shell_S")
+    assert jd.format_job_detail(d) == _capture("qstat_-j_JOBID.shell_S")
 
 
 def test_j_shell_list_with_a_host():
-    assert "shell_list:                 node1:/bin/csh,NONE:/bin/sh\n" in q.format_job_detail(
+    assert "shell_list:                 node1:/bin/csh,NONE:/bin/sh\n" in jd.format_job_detail(
         detail(1, "x", T_52, shell_list=[("node1", "/bin/csh"), (None, "/bin/sh")]))
 
 
@@ -546,7 +547,7 @@ def test_j_xml_of_a_job_with_S_env_and_resources():
                xml={"hard_requests": [["h_rt", 3, "3600", 3600.0], ["h_vmem", 4, "1G", 1024.0**3]],
                     "soft_requests": [["s_rt", 3, "100", 100.0]],
                     "env": _peer_env(["FOO", "bar"], ["EMPTY", None]), "type": 0})
-    assert q.format_job_details_xml([d]) == _capture("qstat_-j_JOBID_-xml.shell_env_resources")
+    assert jd.format_job_details_xml([d]) == _capture("qstat_-j_JOBID_-xml.shell_env_resources")
 
 
 def test_j_xml_of_a_job_with_every_option():
@@ -562,14 +563,14 @@ def test_j_xml_of_a_job_with_every_option():
                     "mail_list_given": True})  # -M: a "mail_list" element list (qsub's default one is unnamed)
     dropped = ['queue instance "all.q@vm" dropped because it is overloaded: np_load_avg=3.528564 '
                "(no load adjustment) >= 1.75", "All queues dropped because of overload or full"]
-    out = q.format_job_details_xml([d], dropped, {308: ["Job is in hold state"]})
+    out = jd.format_job_details_xml([d], dropped, {308: ["Job is in hold state"]})
     assert out == _capture("qstat_-j_JOBID_-xml.all_options")
 
 
 def test_j_without_ids_lists_a_held_job_under_its_hold_and_a_waiting_one_under_dependencies():
     dropped = ['queue instance "all.q@vm" dropped because it is overloaded: np_load_avg=3.824463 '
                "(no load adjustment) >= 1.75", "All queues dropped because of overload or full"]
-    out = q.format_scheduling_summary(dropped, [("Jobs dropped because of hold state", [308]),
+    out = jd.format_scheduling_summary(dropped, [("Jobs dropped because of hold state", [308]),
                                                 ("Job dropped because of job dependencies", [314])])
     assert out == _capture("qstat_-j.hold_and_dependency")
 
@@ -595,12 +596,12 @@ def _job_315(**extra):
 
 
 def test_j_labels_every_running_tasks_usage_and_binding():
-    out = q.format_job_detail(_job_315(), ['queue instance "all.q@vm" dropped because it is full'])
+    out = jd.format_job_detail(_job_315(), ['queue instance "all.q@vm" dropped because it is full'])
     assert out == _capture("qstat_-j_JOBID.array_usage")
 
 
 def test_j_xml_shows_the_running_tasks_and_their_reported_usage():
-    out = q.format_job_details_xml([_job_315()], ['queue instance "all.q@vm" dropped because it is full'])
+    out = jd.format_job_details_xml([_job_315()], ['queue instance "all.q@vm" dropped because it is full'])
     assert out == _capture("qstat_-j_JOBID_-xml.array_usage")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minisge.output import qstat_out
+from minisge.output import job_detail_out, qstat_out
 from minisge.qmaster import views
 from minisge.qmaster.job import Grant, Job, Task
 
@@ -29,7 +29,7 @@ def test_qstat_r_shows_the_checkpoint_environment_of_qsub_ckpt():
 def test_qstat_j_shows_the_shell_list_of_S_as_host_and_path():
     # qsub -S /bin/bash (or "#$ -S /bin/bash"): qsub's path entries, once a KeyError
     job = pending_job(shell=[{"host": None, "path": "/bin/bash"}, {"host": "node1", "path": "/bin/csh"}])
-    out = qstat_out.format_job_detail(views.detail_dict(job))
+    out = job_detail_out.format_job_detail(views.detail_dict(job))
     assert "shell_list:                 NONE:/bin/bash,node1:/bin/csh\n" in out
 
 
@@ -42,11 +42,11 @@ def running_job() -> Job:
 
 def test_qstat_j_shows_the_online_usage_of_a_running_task():
     usage = {1: {"cpu": 65.0, "mem": 0.25, "io": 0.001, "vmem": 3.188 * 1024**2, "maxvmem": 4 * 1024**2}}
-    out = qstat_out.format_job_detail(views.detail_dict(running_job(), usage=usage))
+    out = job_detail_out.format_job_detail(views.detail_dict(running_job(), usage=usage))
     assert ("usage         1:            cpu=00:01:05, mem=0.25000 GB s, io=0.00100 GB, vmem=3.188M, "
             "maxvmem=4.000M\n") in out
     # before its execd reported any: zeros and N/A, as 8.1.9 right after the start
-    out = qstat_out.format_job_detail(views.detail_dict(running_job()))
+    out = job_detail_out.format_job_detail(views.detail_dict(running_job()))
     assert "cpu=00:00:00, mem=0.00000 GB s, io=0.00000 GB, vmem=N/A, maxvmem=N/A\n" in out
 
 
@@ -62,13 +62,13 @@ def test_qstat_ext_shows_the_online_usage_of_a_running_task():
 
 def test_qstat_j_shows_the_binding_with_its_mode():
     # the peer: qsub -binding linear:1 -> "binding: set linear:1"; -binding env linear:2 -> "env linear:2"
-    out = qstat_out.format_job_detail(views.detail_dict(pending_job(binding="linear:1")))
+    out = job_detail_out.format_job_detail(views.detail_dict(pending_job(binding="linear:1")))
     assert "binding:                    set linear:1\n" in out
     assert views.binding_text("env linear:2") == "env linear:2"
-    assert "binding:                    NONE\n" in qstat_out.format_job_detail(views.detail_dict(pending_job()))
+    assert "binding:                    NONE\n" in job_detail_out.format_job_detail(views.detail_dict(pending_job()))
 
 
 def test_qstat_j_shows_the_cores_a_running_task_took():
     # the peer: a -binding linear:1 job on a host of two cores: "binding 1: ScC"
-    out = qstat_out.format_job_detail(views.detail_dict(running_job(), usage={1: {"binding": "ScC"}}))
+    out = job_detail_out.format_job_detail(views.detail_dict(running_job(), usage={1: {"binding": "ScC"}}))
     assert "binding       1:            ScC\n" in out

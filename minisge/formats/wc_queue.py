@@ -23,12 +23,14 @@ Every place that takes a ``wc_queue_list`` asks here: ``qsub -q``,
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-
 from minisge.formats import wildcard
 
-#: host group name (with its ``@``) -> the host names it holds, nested groups resolved
-HostGroups = Mapping[str, Collection[str]]
+TYPE_CHECKING = False  # not typing's, nor collections.abc at run time: qstat imports this module
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable, Mapping
+
+    #: host group name (with its ``@``) -> the host names it holds, nested groups resolved
+    HostGroups = Mapping[str, Collection[str]]
 
 
 def cqueue_matches(pattern: str, cqueue: str) -> bool:

@@ -31,33 +31,42 @@ callers that need to tell a bad expression apart.
 
 from __future__ import annotations
 
-import functools
-import re
-from collections.abc import Callable
+TYPE_CHECKING = False  # not typing's: qstat imports this module, and must not pay for typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: The characters that make a request an expression rather than a plain text.
 EXPRESSION_CHARS = frozenset("*?[]&|!()")
 _PATTERN_CHARS = frozenset("*?[]")
 _TERMINALS = frozenset("!|&() ")
 
-_NEVER = "(?!)"  # a regex that matches nothing
-
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
+
+def _chars(lo: str, hi: str) -> str:
+    return "".join(chr(c) for c in range(ord(lo), ord(hi) + 1))
+
+
+_UPPER, _LOWER, _DIGIT = _chars("A", "Z"), _chars("a", "z"), _chars("0", "9")
+
+#: The character classes of the C locale, ``[:name:]`` inside a bracket.
 _CLASSES = {
-    "alpha": "A-Za-z",
-    "digit": "0-9",
-    "alnum": "0-9A-Za-z",
-    "upper": "A-Z",
-    "lower": "a-z",
-    "space": " \\t\\n\\r\\f\\v",
-    "blank": " \\t",
-    "xdigit": "0-9A-Fa-f",
-    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
-    "cntrl": "\\x00-\\x1f\\x7f",
-    "print": "\\x20-\\x7e",
-    "graph": "\\x21-\\x7e",
+    "alpha": frozenset(_UPPER + _LOWER),
+    "digit": frozenset(_DIGIT),
+    "alnum": frozenset(_DIGIT + _UPPER + _LOWER),
+    "upper": frozenset(_UPPER),
+    "lower": frozenset(_LOWER),
+    "space": frozenset(" \t\n\r\f\v"),
+    "blank": frozenset(" \t"),
+    "xdigit": frozenset(_DIGIT + "ABCDEFabcdef"),
+    "punct": frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+    "cntrl": frozenset(_chars("\x00", "\x1f") + "\x7f"),
+    "print": frozenset(_chars("\x20", "\x7e")),
+    "graph": frozenset(_chars("\x21", "\x7e")),
 }
+
+#: The patterns and expressions met so far (a plain dict: functools would cost qstat its import).
+_REMEMBERED = 4096
 
 
 class WildcardError(ValueError):
@@ -80,19 +89,44 @@ def is_expression(text: str) -> bool:
 
 
 # ---------------------------------------------------------------- fnmatch(3)
+#
+# A pattern is read once into a ShellPattern: the parts between its stars,
+# each a plain string or a tuple of one-character items (a character, None
+# for "?", a Bracket).  Every item matches exactly one character, so a part
+# has a fixed length: the first part is matched at the start, the last at
+# the end, the ones between at their leftmost place after the one before
+# (a star takes what lies between; the leftmost place leaves the most room
+# for the rest).  No regular expressions: ``re`` costs qstat milliseconds.
 
 
-def _class_item(c: str) -> str:
-    """One literal character inside a regex character class."""
-    return "\\" + c if c in "\\]^-[" else c
+class Bracket:
+    """``[...]``: one character among ``chars`` or within ``ranges``, or, ``negate``d, any other."""
+
+    __slots__ = ("chars", "ranges", "negate")
+
+    def __init__(self, chars: frozenset[str], ranges: tuple[tuple[str, str], ...], negate: bool) -> None:
+        self.chars = chars
+        self.ranges = ranges
+        self.negate = negate
+
+    def test(self, c: str) -> bool:
+        hit = c in self.chars or any(lo <= c <= hi for lo, hi in self.ranges)
+        return hit != self.negate
 
 
-def _bracket(pattern: str, i: int) -> tuple[str | None, int]:
-    """The regex for the ``[...]`` starting at ``pattern[i]`` and the index after it.
+Item = str | Bracket | None
+Part = str | tuple[Item, ...]
+
+#: A bracket that makes the whole pattern match nothing (glibc: an unknown class, a cut-off range ...).
+_NEVER = Bracket(frozenset(), (), False)
+
+
+def _bracket(pattern: str, i: int) -> tuple[Bracket | None, int]:
+    """The bracket starting at ``pattern[i]`` and the index after it.
 
     glibc's reading: ``(None, i)`` for an unterminated bracket, which is a
     literal ``[`` (but a range or a backslash cut off by the end of the
-    pattern makes it match nothing); a ``]`` right after ``[`` (or ``[!``, ``[^``) is literal;
+    pattern makes it match nothing: ``_NEVER``); a ``]`` right after ``[`` (or ``[!``, ``[^``) is literal;
     ``\\`` escapes; ranges with the ends reversed match nothing;
     ``[:class:]``, ``[=c=]`` and ``[.c.]`` as in the C locale (an unknown
     class or collating symbol makes the whole pattern match nothing).
@@ -102,7 +136,8 @@ def _bracket(pattern: str, i: int) -> tuple[str | None, int]:
     negate = j < n and pattern[j] in "!^"
     if negate:
         j += 1
-    items: list[str] = []
+    chars: set[str] = set()
+    ranges: list[tuple[str, str]] = []
     first = True
     while True:
         if j >= n:
@@ -121,14 +156,14 @@ def _bracket(pattern: str, i: int) -> tuple[str | None, int]:
                 name = pattern[j + 2 : k]
                 if name not in _CLASSES:
                     return _NEVER, n
-                items.append(_CLASSES[name])
+                chars.update(_CLASSES[name])
                 j = k + 2
                 continue
             # not a class name: the "[" is an ordinary member
         elif c == "[" and nxt == "=":
             if not (j + 2 < n and pattern.startswith("=]", j + 3)):
                 return _NEVER, n  # not a one-character [=c=]
-            items.append(_class_item(pattern[j + 2]))
+            chars.add(pattern[j + 2])
             j += 5
             continue
         elif c == "[" and nxt == ".":
@@ -155,51 +190,127 @@ def _bracket(pattern: str, i: int) -> tuple[str | None, int]:
                 hi = pattern[j]
                 j += 1
             if lo <= hi:
-                items.append(_class_item(lo) + "-" + _class_item(hi))
+                ranges.append((lo, hi))
             continue
-        items.append(_class_item(lo))
-    if not items:
-        return ("(?s:.)" if negate else _NEVER), j
-    return "[" + ("^" if negate else "") + "".join(items) + "]", j
+        chars.add(lo)
+    if not chars and not ranges:
+        return (Bracket(frozenset(), (), True) if negate else _NEVER), j
+    return Bracket(frozenset(chars), tuple(ranges), negate), j
 
 
-@functools.lru_cache(maxsize=4096)
-def _fnmatch_regex(pattern: str) -> re.Pattern[str] | None:
-    """A compiled regex equivalent to fnmatch(3) with no flags (None: matches nothing)."""
-    out: list[str] = []
+def _part(items: list[Item]) -> Part:
+    """A part between stars: a plain string when it is characters only."""
+    if all(type(item) is str for item in items):
+        return "".join(items)  # type: ignore[arg-type]
+    return tuple(items)
+
+
+def _at(part: Part, value: str, i: int) -> bool:
+    """Whether ``part`` matches ``value`` at ``i`` (the caller knows it fits)."""
+    if type(part) is str:
+        return value.startswith(part, i)
+    for item in part:
+        c = value[i]
+        if item is not None and (item != c if type(item) is str else not item.test(c)):  # type: ignore[union-attr]
+            return False
+        i += 1
+    return True
+
+
+class ShellPattern:
+    """A pattern as fnmatch(3) with no flags reads it (:func:`shell_pattern`)."""
+
+    __slots__ = ("first", "middle", "last", "star", "plain")
+
+    def __init__(self, parts: list[Part], star: bool) -> None:
+        self.first = parts[0]
+        self.middle = parts[1:-1]
+        self.last = parts[-1] if star else ""
+        self.star = star
+        self.plain = all(type(part) is str for part in parts)  # stars and characters only
+
+    def matches(self, value: str) -> bool:
+        first, last = self.first, self.last
+        if not self.star:
+            return value == first if self.plain else len(value) == len(first) and _at(first, value, 0)
+        end = len(value) - len(last)
+        if end < len(first):
+            return False
+        if self.plain:
+            if not (value.startswith(first) and value.endswith(last)):  # type: ignore[arg-type]
+                return False
+        elif not (_at(first, value, 0) and _at(last, value, end)):
+            return False
+        pos = len(first)
+        for part in self.middle:
+            if type(part) is str:
+                pos = value.find(part, pos, end)
+                if pos < 0:
+                    return False
+            else:
+                size = len(part)
+                while pos + size <= end and not _at(part, value, pos):
+                    pos += 1
+                if pos + size > end:
+                    return False
+            pos += len(part)
+        return True
+
+
+_PATTERNS: dict[str, ShellPattern | None] = {}
+
+
+def shell_pattern(pattern: str) -> ShellPattern | None:
+    """``pattern`` read as fnmatch(3) with no flags reads it (None: it matches nothing)."""
+    if pattern in _PATTERNS:
+        return _PATTERNS[pattern]
+    parts: list[Part] = []
+    items: list[Item] = []
+    star = False
     i = 0
     n = len(pattern)
+    result: ShellPattern | None = None
     while i < n:
         c = pattern[i]
         if c == "*":
             while i < n and pattern[i] == "*":
                 i += 1
-            out.append(".*")
+            parts.append(_part(items))
+            items = []
+            star = True
             continue
         if c == "?":
-            out.append(".")
+            items.append(None)
         elif c == "[":
-            rx, j = _bracket(pattern, i)
-            if rx is not None:
-                out.append(rx)
+            bracket, j = _bracket(pattern, i)
+            if bracket is _NEVER:
+                break
+            if bracket is not None:
+                items.append(bracket)
                 i = j
                 continue
-            out.append(re.escape("["))
+            items.append("[")
         elif c == "\\":
             if i + 1 >= n:
-                return None  # glibc: a trailing backslash matches nothing
+                break  # glibc: a trailing backslash matches nothing
             i += 1
-            out.append(re.escape(pattern[i]))
+            items.append(pattern[i])
         else:
-            out.append(re.escape(c))
+            items.append(c)
         i += 1
-    return re.compile("".join(out), re.DOTALL)
+    else:
+        parts.append(_part(items))
+        result = ShellPattern(parts, star)
+    if len(_PATTERNS) >= _REMEMBERED:
+        _PATTERNS.clear()
+    _PATTERNS[pattern] = result
+    return result
 
 
 def fnmatch(pattern: str, value: str) -> bool:
     """Whether ``value`` matches the shell ``pattern`` as fnmatch(3) with no flags has it."""
-    rx = _fnmatch_regex(pattern)
-    return rx is not None and rx.fullmatch(value) is not None
+    compiled = _PATTERNS[pattern] if pattern in _PATTERNS else shell_pattern(pattern)
+    return compiled is not None and compiled.matches(value)
 
 
 # ---------------------------------------------------------------- expressions
@@ -331,15 +442,21 @@ class _Parser:
         raise self.error("a pattern")
 
 
-@functools.lru_cache(maxsize=4096)
+_EXPRESSIONS: dict[str, Node] = {}
+
+
 def parse(expression: str) -> Node:
     """The expression tree of ``expression``; raises :class:`WildcardError` on bad syntax.
 
     A text without expression characters is one :class:`Pattern` compared as it is.
     """
-    if not is_expression(expression):
-        return Pattern(expression)
-    return _Parser(expression).parse()
+    node = _EXPRESSIONS.get(expression)
+    if node is None:
+        node = _Parser(expression).parse() if is_expression(expression) else Pattern(expression)
+        if len(_EXPRESSIONS) >= _REMEMBERED:
+            _EXPRESSIONS.clear()
+        _EXPRESSIONS[expression] = node
+    return node
 
 
 def check(expression: str) -> None:

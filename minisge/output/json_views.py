@@ -234,7 +234,7 @@ def _path_entry(entry: Any) -> dict[str, Any]:
 
 
 def _job_detail(j: Mapping[str, Any], scheduling_info: Sequence[str]) -> dict[str, Any]:
-    """One job of ``qstat -j``: the attributes :func:`qstat_out.format_job_detail` prints."""
+    """One job of ``qstat -j``: the attributes :func:`minisge.output.job_detail_out.format_job_detail` prints."""
     out: dict[str, Any] = {"job_number": int(j["job_number"]),
                            "job_name": str(j.get("job_name") or j.get("name") or "")}
     for key in _TIMES:

@@ -1,5 +1,5 @@
 """qsub -verify, qrsh -verify: a job request as 8.1.9 shows it before it is
-sent, in the keys of :func:`minisge.output.qstat_out.format_job_detail`.
+sent, in the keys of :func:`minisge.output.job_detail_out.format_job_detail`.
 
 Standard library only (the commands import it).
 """
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def verify_view(req: dict[str, Any]) -> dict[str, Any]:
     """qsub -verify: the job as 8.1.9's qsub shows it before it is sent
     (no number, owner, account or binding yet), keys of
-    :func:`minisge.output.qstat_out.format_job_detail`."""
+    :func:`minisge.output.job_detail_out.format_job_detail`."""
     o = req.get("o_env") or {}
     start = req.get("start_time")
     pe = req.get("pe")

@@ -32,6 +32,7 @@ JSON value, bounded).  Each ``check(value, path)`` raises :class:`Invalid`.
 
 from __future__ import annotations
 
+from minisge.protocol import operations
 from minisge.protocol.wire import MAX_FIELD_LENGTH, MAX_HANDSHAKE_PAYLOAD, MAX_PAYLOAD, NONCE_SIZE, VERSION
 
 TYPE_CHECKING = False  # not typing's: a command that imports the catalogue must not pay for typing
@@ -627,16 +628,16 @@ _SUBMITTED = {"job_id": req(Int(1, MAX_JOB_ID)), "name": opt(Str(MAX_PATH)),
               # qsub -sync r: the task that started first, 0 when the job ended before any did
               "started": opt(Int(0, MAX_INT))}
 
-PING = _op("ping", COMMAND, "Is the daemon there? (minisge start, status)", {},
+PING = _op(operations.PING, COMMAND, "Is the daemon there? (minisge start, status)", {},
            reply={"host": req(Str()), "cell": req(Str()), "jobs": req(COUNT),
                   # minisge status: the daemon's role (allinone, qmaster), when it started, and its
                   # execds: {"host", "address", "since", "used", "slots"} each
                   "role": opt(Str()), "started": opt(Json()), "execds": opt(ListOf(Json())),
                   # minisge web: the user the qmaster runs as (a manager whatever the manager list says)
                   "admin_user": opt(Str())})
-SHUTDOWN = _op("shutdown", COMMAND, "Stop the cell (a manager only).", {}, reply={})
+SHUTDOWN = _op(operations.SHUTDOWN, COMMAND, "Stop the cell (a manager only).", {}, reply={})
 SUBMIT = _op(
-    "submit", COMMAND,
+    operations.SUBMIT, COMMAND,
     "qsub: a job request; with sync (-sync y|x: its end) or sync_start (-sync r: its start), a first"
     " reply (more) when it is submitted, one when a task started (sync_start), the final one at its end.",
     {"request": req(JOB_REQUEST), "sync": opt(Bool()), "sync_start": opt(Bool())},
@@ -664,28 +665,30 @@ _QSTAT_FIELDS = {
     "queue_users": opt(TARGETS),  # -U: the queue instances these users may use
 }
 _JOBS = ListOf(Json(), max_items=MAX_JOB_ID)
-QSTAT = _op("qstat", COMMAND, "qstat: the job listing.", _QSTAT_FIELDS,
+QSTAT = _op(operations.QSTAT, COMMAND, "qstat: the job listing.", _QSTAT_FIELDS,
             reply={"jobs": req(_JOBS), "queues": req(ListOf(Str())), "finished": opt(ListOf(Json())),
                    "brief_jobs": opt(BRIEF_JOBS)})
-QSTAT_FULL = _op("qstat_full", COMMAND, "qstat -f, -F, -g c, -q, -qs, -pe: the listing and the queue instances.",
+QSTAT_FULL = _op(operations.QSTAT_FULL, COMMAND,
+                 "qstat -f, -F, -g c, -q, -qs, -pe: the listing and the queue instances.",
                  _QSTAT_FIELDS,
                  reply={"jobs": req(_JOBS), "queues": req(ListOf(Str())), "queue_info": req(ListOf(Json())),
                         "finished": opt(ListOf(Json())), "brief_jobs": opt(BRIEF_JOBS),
                         "hide_pending": opt(ListOf(Int())),  # -l/-U: jobs whose pending tasks fit no instance shown
                         "unknown_resource": opt(Str())})  # -l of an unknown name: qstat prints nothing, exits 1
-JOB_DETAIL = _op("job_detail", COMMAND, "qstat -j [job_list] [-xml].", {"ids": opt(TARGETS), "xml": opt(Bool())},
+JOB_DETAIL = _op(operations.JOB_DETAIL, COMMAND, "qstat -j [job_list] [-xml].",
+                 {"ids": opt(TARGETS), "xml": opt(Bool())},
                  reply={"jobs": req(ListOf(Json())), "missing": req(ListOf(Str())), "global": req(ListOf(Str())),
                         "reasons": req(MapOf(Str(), Json())), "summary": opt(ListOf(Json()))})
 _LINES_RC = {"lines": req(LINES), "rc": req(COUNT)}
-QDEL = _op("qdel", COMMAND, "qdel [-f] [-u user_list] [job_task_list].",
+QDEL = _op(operations.QDEL, COMMAND, "qdel [-f] [-u user_list] [job_task_list].",
            {"targets": opt(TARGETS), "users": opt(Maybe(TARGETS)), "force": opt(Bool())},
            reply={**_LINES_RC, "forced": opt(Bool())})
-QHOLD = _op("qhold", COMMAND, "qhold/qrls [-h u|o|s] [-u user_list] job_task_list.",
+QHOLD = _op(operations.QHOLD, COMMAND, "qhold/qrls [-h u|o|s] [-u user_list] job_task_list.",
             {"targets": opt(TARGETS), "hold": opt(Str(4, min_len=1, chars="uosn")), "release": opt(Bool()),
              "users": opt(Maybe(TARGETS))},
             reply=_LINES_RC)
 QMOD_ACTIONS = ("d", "e", "c", "cq", "cj", "s", "us", "r", "sj", "usj", "sq", "usq", "rj", "rq")
-QMOD = _op("qmod", COMMAND, "qmod -d|-e|-c|-cj|-s|-us|-r|... targets.",
+QMOD = _op(operations.QMOD, COMMAND, "qmod -d|-e|-c|-cj|-s|-us|-r|... targets.",
            {"action": req(Str(choices=QMOD_ACTIONS)), "targets": opt(TARGETS), "force": opt(Bool())},
            reply=_LINES_RC)
 QCONF_FILE = Record({"path": req(Str(MAX_PATH)), "text": req(Maybe(Str(MAX_PAYLOAD, nul=True)))})
@@ -702,7 +705,7 @@ def _qconf_rule(msg: dict[str, Any]) -> tuple[str, str] | None:
 
 
 QCONF = _op(
-    "qconf", COMMAND,
+    operations.QCONF, COMMAND,
     "qconf: one option; args as qconf(1) takes them (-Aconf/-Mconf: files), text and path of a file it read.",
     {"cmd": req(Str(64, min_len=1, control=False)),
      "args": opt(ListOf(AnyOf(Str(MAX_TEXT), QCONF_FILE), max_items=10_000)),
@@ -713,7 +716,7 @@ QCONF = _op(
     max_frame=16 * 1024 * 1024,  # the files of -A/-M (a host group or complex of many thousand lines)
 )
 PE_TASK = _op(
-    "pe_task", COMMAND,
+    operations.PE_TASK, COMMAND,
     "qrsh -inherit: a task of a running parallel job on one of its hosts; its output comes back (more).",
     {"job_id": req(JOB_ID), "task_id": opt(TASK_ID), "host": req(HOST),
      "command": req(ListOf(ARG, min_items=1)), "env": opt(MapOf(ENV_NAME, ENV_VALUE)), "verbose": opt(Bool())},
@@ -722,16 +725,17 @@ PE_TASK = _op(
     more={"stream": req(Str(choices=("out", "err"))), "data": req(Str(MAX_PAYLOAD, nul=True))},
     max_frame=4 * 1024 * 1024,  # the command and its environment (qrsh -V)
 )
-QPING = _op("qping", COMMAND, "qping: is the daemon at host/port/name/id up, and its status (the qmaster answers).",
+QPING = _op(operations.QPING, COMMAND,
+            "qping: is the daemon at host/port/name/id up, and its status (the qmaster answers).",
             {"host": req(HOST), "port": req(Int(0, 65535)), "name": req(NAME), "id": req(COUNT)},
             reply={"state": req(Str(choices=("up", "refused", "denied", "unknown"))),
                    "start_time": opt(Num(0, 1e12)), "clients": opt(COUNT), "info": opt(TEXT_LINE),
                    "local": opt(Str(MAX_TEXT)), "now": req(Num(0, 1e12))})
-QQUOTA = _op("qquota", COMMAND, "qquota: the usage of the resource quota sets.",
+QQUOTA = _op(operations.QQUOTA, COMMAND, "qquota: the usage of the resource quota sets.",
              {k: opt(TARGETS) for k in ("users", "projects", "pes", "queues", "hosts", "resources")},
              reply={"rows": req(ListOf(Json()))})
 
-SHARE_MON = _op("share_mon", COMMAND,
+SHARE_MON = _op(operations.SHARE_MON, COMMAND,
                 "sge_share_mon: the share tree's nodes with shares, targets and usage (decayed to now: decay).",
                 {"decay": opt(Bool())}, reply={"rows": req(ListOf(Json()))})
 
@@ -740,7 +744,7 @@ AR_PE = Record({"name": req(NAME), "ranges": req(ListOf(Pair(Int(1, RANGE_INFINI
                                                           min_items=1, max_items=1000)),
                 "text": req(Str(MAX_NAME, min_len=1, control=False))})
 QRSUB = _op(
-    "qrsub", COMMAND, "qrsub: an advance reservation request; the lines to print and the exit code.",
+    operations.QRSUB, COMMAND, "qrsub: an advance reservation request; the lines to print and the exit code.",
     {"start_time": opt(DATE_TIME), "end_time": opt(DATE_TIME),
      "duration": opt(Maybe(Str(32, min_len=1, control=False))),
      "name": opt(Maybe(NAME)), "account": opt(Maybe(NAME)), "resources": opt(RESOURCES), "queues": opt(QUEUES),
@@ -749,10 +753,11 @@ QRSUB = _op(
      "mail_list": opt(ListOf(Str(MAX_NAME, min_len=1, control=False))),
      "error_handling": opt(Bool()), "verify": opt(Str(choices=("e", "v"))), "checkpoint": opt(Maybe(NAME))},
     reply=_LINES_RC)
-QRSTAT = _op("qrstat", COMMAND, "qrstat [-ar ar_id_list] [-u user_list]: the advance reservations.",
+QRSTAT = _op(operations.QRSTAT, COMMAND, "qrstat [-ar ar_id_list] [-u user_list]: the advance reservations.",
              {"ids": opt(Maybe(TARGETS)), "users": opt(Maybe(TARGETS))},
              reply={"ars": req(ListOf(Json())), "missing": req(ListOf(Str()))})
-QRDEL = _op("qrdel", COMMAND, "qrdel [-f] [-u user_list] [ar_id_list]: delete advance reservations and their jobs.",
+QRDEL = _op(operations.QRDEL, COMMAND,
+            "qrdel [-f] [-u user_list] [ar_id_list]: delete advance reservations and their jobs.",
             {"targets": opt(TARGETS), "users": opt(Maybe(TARGETS)), "force": opt(Bool())},
             reply=_LINES_RC)
 
@@ -768,23 +773,23 @@ CONTEXT_OP = Pair(Str(choices=("-ac", "-dc", "-sc")),
                   ListOf(Pair(NAME, Maybe(TEXT_LINE)), max_items=10_000))
 HOLD_LIST = Str(7, min_len=1, chars="nusoUSO")
 QALTER = _op(
-    "qalter", COMMAND,
+    operations.QALTER, COMMAND,
     "qalter: change submitted jobs (job_task_list or -u users) as a new qsub would; -h hold_list; -w verify.",
     {"targets": opt(ListOf(Str(MAX_NAME, min_len=1, control=False))), "users": opt(Maybe(TARGETS)),
      "changes": req(JOB_CHANGES), "context_ops": opt(ListOf(CONTEXT_OP, max_items=10_000)),
      "hold": opt(Maybe(HOLD_LIST))},
     reply=_LINES_RC,
 )
-QRESUB = _op("qresub", COMMAND, "qresub [-h hold_list] job_id_list: new jobs copied from these.",
+QRESUB = _op(operations.QRESUB, COMMAND, "qresub [-h hold_list] job_id_list: new jobs copied from these.",
              {"targets": req(ListOf(Str(MAX_NAME, min_len=1, control=False), min_items=1)),
               "hold": opt(Maybe(HOLD_LIST))},
              reply=_LINES_RC)
-QHOST = _op("qhost", COMMAND,
+QHOST = _op(operations.QHOST, COMMAND,
             "qhost: the hosts with their load values; -F resources, -q queue instances, -j (-u) running jobs.",
             {"hosts": opt(ListOf(HOST)), "requests": opt(ListOf(TEXT_LINE)), "resources": opt(TARGETS),
              "queues": opt(Bool()), "jobs": opt(Bool()), "users": opt(TARGETS)},
             reply={"hosts": req(ListOf(Json())), "unknown_host": opt(TEXT_LINE)})
-QSELECT = _op("qselect", COMMAND, "qselect: the queue instances -q, -qs, -pe, -U and -l select.",
+QSELECT = _op(operations.QSELECT, COMMAND, "qselect: the queue instances -q, -qs, -pe, -U and -l select.",
               {"queues": opt(TARGETS), "states": opt(Str(64, chars="acdosuACDES")), "pes": opt(TARGETS),
                "users": opt(TARGETS), "requests": opt(ListOf(TEXT_LINE))},
               reply={"queues": req(ListOf(Str()))})

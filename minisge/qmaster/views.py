@@ -624,7 +624,7 @@ def _prefixed(name: str) -> str:
 
 def xml_facts(qm: Qmaster, job: Job, figures: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What ``qstat -j -xml`` shows beyond qstat -j's lines (JB_* elements,
-    minisge.output.qstat_out.format_job_details_xml): the raw values 8.1.9
+    minisge.output.job_detail_out.format_job_details_xml): the raw values 8.1.9
     keeps (bits, codes, epochs), the typed -l requests, the environment with
     the SGE_O_* variables under their ``__SGE_PREFIX__`` names."""
     s = job.spec
@@ -682,7 +682,7 @@ def _path_list(entries) -> list | None:
 
 def detail_dict(job: Job, successors: Collection[int] = (), ad_successors: Collection[int] = (),
                 usage: Mapping[int, Mapping[str, float]] | None = None) -> dict[str, Any]:
-    """A job for ``qstat -j`` (keys of qstat_out.format_job_detail); the
+    """A job for ``qstat -j`` (keys of job_detail_out.format_job_detail); the
     jobs that wait for it by -hold_jid and -hold_jid_ad, if any; the
     online ``usage`` of its running tasks by task id (0 until reported)."""
     usage = usage or {}

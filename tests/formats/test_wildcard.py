@@ -7,6 +7,7 @@ a host whose arch is ``lx-amd64``, and fnmatch against the C library's.
 
 import ctypes
 import ctypes.util
+import re
 
 import pytest
 from hypothesis import given
@@ -253,3 +254,141 @@ def test_random_expressions_only_raise_wildcard_error(expression, value):
     except WildcardError:
         assert not match(expression, value)
     match(expression, value, ignore_case=True)
+
+
+# --- the matcher against the regular expressions it replaced ----------------
+# (minisge.formats.wildcard read patterns into regular expressions until
+# qstat's start made it a matcher of its own: the translation is kept here as
+# a second opinion on every pattern, the malformed ones too, which glibc's
+# check above leaves out)
+
+_RX_CLASSES = {
+    "alpha": "A-Za-z", "digit": "0-9", "alnum": "0-9A-Za-z", "upper": "A-Z", "lower": "a-z",
+    "space": " \\t\\n\\r\\f\\v", "blank": " \\t", "xdigit": "0-9A-Fa-f",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "cntrl": "\\x00-\\x1f\\x7f",
+    "print": "\\x20-\\x7e", "graph": "\\x21-\\x7e",
+}
+_RX_NEVER = "(?!)"
+
+
+def _rx_item(c):
+    return "\\" + c if c in "\\]^-[" else c
+
+
+def _rx_bracket(pattern, i):
+    n = len(pattern)
+    j = i + 1
+    negate = j < n and pattern[j] in "!^"
+    if negate:
+        j += 1
+    items = []
+    first = True
+    while True:
+        if j >= n:
+            return None, i
+        c = pattern[j]
+        if c == "]" and not first:
+            j += 1
+            break
+        first = False
+        nxt = pattern[j + 1 : j + 2]
+        if c == "[" and nxt == ":":
+            k = j + 2
+            while k < n and "a" <= pattern[k] < "z":
+                k += 1
+            if pattern.startswith(":]", k):
+                name = pattern[j + 2 : k]
+                if name not in _RX_CLASSES:
+                    return _RX_NEVER, n
+                items.append(_RX_CLASSES[name])
+                j = k + 2
+                continue
+        elif c == "[" and nxt == "=":
+            if not (j + 2 < n and pattern.startswith("=]", j + 3)):
+                return _RX_NEVER, n
+            items.append(_rx_item(pattern[j + 2]))
+            j += 5
+            continue
+        elif c == "[" and nxt == ".":
+            end = pattern.find(".]", j + 3)
+            if end == -1 or end != j + 3:
+                return _RX_NEVER, n
+            c = pattern[j + 2]
+            j += 4
+        elif c == "\\":
+            j += 1
+            if j >= n:
+                return _RX_NEVER, n
+            c = pattern[j]
+        lo = c
+        j += 1
+        if pattern[j : j + 1] == "-" and pattern[j + 1 : j + 2] != "]":
+            if j + 1 >= n:
+                return _RX_NEVER, n
+            hi = pattern[j + 1]
+            j += 2
+            if hi == "\\":
+                if j >= n:
+                    return _RX_NEVER, n
+                hi = pattern[j]
+                j += 1
+            if lo <= hi:
+                items.append(_rx_item(lo) + "-" + _rx_item(hi))
+            continue
+        items.append(_rx_item(lo))
+    if not items:
+        return ("(?s:.)" if negate else _RX_NEVER), j
+    return "[" + ("^" if negate else "") + "".join(items) + "]", j
+
+
+def regex_fnmatch(pattern, value):
+    out = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            while i < n and pattern[i] == "*":
+                i += 1
+            out.append(".*")
+            continue
+        if c == "?":
+            out.append(".")
+        elif c == "[":
+            rx, j = _rx_bracket(pattern, i)
+            if rx is not None:
+                out.append(rx)
+                i = j
+                continue
+            out.append(re.escape("["))
+        elif c == "\\":
+            if i + 1 >= n:
+                return False
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out), re.DOTALL).fullmatch(value) is not None
+
+
+_any_pattern = st.lists(st.one_of(
+    st.sampled_from("ab-.x!^*?[]\\:=\n"),
+    st.sampled_from(["[:alpha:]", "[:digit:]", "[:punct:]", "[:space:]", "[:nosuch:]", "[:z:]", "[=a=]", "[.b.]",
+                     "[.ab.]", "[=", "**", "a-", "b-a", "[!", "[^]"]),
+), max_size=10).map("".join)
+
+
+@given(_any_pattern, st.text(alphabet="ab-.x]!^*?[\\:\n\t\x01\x7fZ9", max_size=8))
+def test_fnmatch_agrees_with_its_regular_expressions(pattern, value):
+    assert fnmatch(pattern, value) == regex_fnmatch(pattern, value)
+
+
+@pytest.mark.parametrize("pattern,value", [
+    ("*", ""), ("*", "abc"), ("a*", "a"), ("*a", "ba"), ("a*a", "a"), ("a*a", "aa"), ("*a*a*", "aa"),
+    ("a*b*c", "abbbc"), ("a*b?c", "abbc"), ("a*[bc]*c", "axxbc"), ("?*?", "a"), ("?*?", "ab"),
+    ("[!a]*", "a"), ("*[[:digit:]]", "lx9"), ("a*\\*", "ab*"), ("*ab*ab", "abab"), ("*ab*ab", "ababab"),
+    ("*a?a", "aaba"), ("*a?a*b", "aaab"), ("node[0-9]*", "node12"), ("x[a-]", "x-"),
+])
+def test_fnmatch_stars_and_parts(pattern, value):
+    assert fnmatch(pattern, value) == regex_fnmatch(pattern, value)
