@@ -415,7 +415,7 @@ class Qmaster:
         """A new job, on disk, joins the cell's jobs."""
         self.jobs[job.number] = job
         self.index.add(job)
-        log.info("job %d submitted by %s", job.number, job.owner)
+        log.debug("job %d submitted by %s", job.number, job.owner)  # as 8.1.9, whose messages file says nothing
         if job.number in self.index.considered or job.number in self.index.immediate:
             self.changed()  # a job held as a whole cannot start, nor change what a pass does: none for it
 
