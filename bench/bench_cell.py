@@ -103,7 +103,7 @@ def spool_pending(env: dict, n: int) -> tuple[int, float]:
         spool.write_job(number, dict(template, number=number), sync=False)
     spool.write_jobseqnum(number)
     t0 = time.perf_counter()
-    # minisge start waits 30 s for an answer: a big spool may take longer to load
+    # minisge start waits while the daemon logs its progress reading the spool (Qmaster.load)
     subprocess.run([cmd("minisge"), "start", "--slots", "2"], env=env, capture_output=True)
     while run([cmd("qstat"), "-u", "nobody"], env)[1].returncode != 0:
         if time.perf_counter() - t0 > 1800:

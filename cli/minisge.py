@@ -154,6 +154,14 @@ def _said_since(path: str, offset: int) -> str:
         return ""
 
 
+def _size(path: str) -> int:
+    """The size of a file (-1: none)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
+
+
 def cmd_init(args: argparse.Namespace, cell: Cell) -> int:
     return run_init(cell, args.hostname, args.slots, args.split)
 
@@ -174,8 +182,14 @@ def cmd_start(args: argparse.Namespace, cell: Cell) -> int:
         # cwd "/": as exec_daemon
         proc = subprocess.Popen(daemon_argv("allinone", "--hostname", args.hostname), stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=log, start_new_session=True, env=daemon_env(cell), cwd="/")
+    # 30 s for an answer, counted again whenever the daemon's log grows (reading a
+    # spool of 100,000 jobs takes longer: it logs its progress, Qmaster.load)
     deadline = time.monotonic() + 30
+    logged = _size(cell.messages)
     while time.monotonic() < deadline:
+        if _size(cell.messages) != logged:
+            logged = _size(cell.messages)
+            deadline = time.monotonic() + 30
         if proc.poll() is not None:
             sys.stderr.write(_said_since(daemon_out, said_before))  # why, in the daemon's words
             print(f"minisge: the daemon exited with status {proc.returncode}; see {cell.messages}", file=sys.stderr)

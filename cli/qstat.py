@@ -364,28 +364,35 @@ def select_jobs(jobs: list[dict[str, Any]], states: str, queues: set[str] | None
     return out
 
 
+def reply_brief(reply: dict[str, Any]) -> qstat_out.BriefJobs | None:
+    """A listing's ``brief_jobs`` (catalogue BRIEF_JOBS), if any."""
+    brief = reply.get("brief_jobs")
+    return qstat_out.BriefJobs(brief["shapes"], brief["columns"]) if brief else None
+
+
 def reply_jobs(reply: dict[str, Any]) -> list[dict[str, Any]]:
     """The job dicts of a listing's reply, its ``brief_jobs`` made dicts
     again (qstat_out.BRIEF_KEYS), all in job number order."""
     jobs: list[dict[str, Any]] = list(reply.get("jobs") or ())
-    brief = reply.get("brief_jobs")
+    brief = reply_brief(reply)
     if not brief:
         return jobs
-    rows = [qstat_out.brief_job(row) for row in brief]
+    rows = [qstat_out.brief_job(row) for row in brief.rows()]
     if not jobs:
         return rows
     return sorted(jobs + rows, key=lambda j: int(j["job_number"]))  # two sorted runs
 
 
-def select_brief(brief: list[list[Any]], states: str, hide_pending: set[int]) -> list[list[Any]]:
-    """The brief pending jobs (qstat_out.BRIEF_KEYS) ``-s`` keeps, as
-    :func:`select_jobs` keeps their job dicts: all with ``p`` or no
-    selection, else those with a hold ``-s h...`` names; none of ``hide_pending``."""
-    if hide_pending:
-        brief = [b for b in brief if b[0] not in hide_pending]
+def select_brief(brief: qstat_out.BriefJobs | None, states: str,
+                 hide_pending: set[int]) -> qstat_out.BriefJobs | None:
+    """The brief pending jobs ``-s`` keeps, as :func:`select_jobs` keeps
+    their job dicts: all with ``p`` or no selection, else those with a
+    hold ``-s h...`` names; none of ``hide_pending``."""
+    if brief is None:
+        return None
     if not states or "p" in states:
-        return brief
-    return [b for b in brief if any(("h" + k) in states for k in b[7])]
+        return brief.kept(None, hide_pending)
+    return brief.kept(lambda holds: any(("h" + k) in states for k in holds), hide_pending)
 
 
 def _granted_queue(task: dict[str, Any]) -> str | None:
@@ -628,12 +635,12 @@ def show_status(args: Args) -> int:
         return 0
     names = {q["name"] for q in queue_info} if need_queues else None
     hidden = set(reply.get("hide_pending") or ())
-    brief: list[list[Any]] = []
+    brief = None
     if args.json or xml:
         jobs = select_jobs(reply_jobs(reply), args.states, names, hidden)
     else:  # the plain pending jobs as they came: printed without a dict each
         jobs = select_jobs(list(reply.get("jobs") or ()), args.states, names, hidden)
-        brief = select_brief(list(reply.get("brief_jobs") or ()), args.states, hidden)
+        brief = select_brief(reply_brief(reply), args.states, hidden)
     finished = list(reply.get("finished") or ())  # -s z
     if args.full:
         queues = [_explained(q, args.explain, args.resources) for q in queue_info]

@@ -265,7 +265,7 @@ def test_a_plain_qstat_listing_is_the_same_from_the_lean_reply(qm):
     qm.submit(dict(REQ, priority=-5), 0, 0)
     job = qm.jobs[1]
     job.pending = []
-    job.tasks[1] = Task(1, start_time=1_800_000_001.0, granted=[Grant("all.q", "h1", 1)])
+    job.add_task(Task(1, start_time=1_800_000_001.0, granted=[Grant("all.q", "h1", 1)]))
     full = views.job_list(qm, {"users": ["*"]}, 0)
     lean = views.job_list(qm, {"users": ["*"], "detail": False}, 0)
     assert "urg" in full["jobs"][1] and "urg" not in lean["jobs"][1]

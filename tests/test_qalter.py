@@ -213,7 +213,7 @@ def test_a_running_job_keeps_its_project_and_its_consumables(qm):
     job = submit(qm, hold=False, hard_resources={"h_vmem": "1G", "h_rt": "100"})
     j = qm.jobs[job]
     j.pending.discard(1)
-    j.tasks[1] = Task(1, RUNNING, granted=[Grant("all.q", "h1", 1)])
+    j.add_task(Task(1, RUNNING, granted=[Grant("all.q", "h1", 1)]))
     assert alter(qm, NOBODY, "-N", "renamed", str(job)) == ([f"modified job name of job {job}"], 0)
     assert alter(qm, NOBODY, "-l", "h_vmem=1G,h_rt=200", str(job)) == (
         [f"modified hard resource list of job {job}"], 0)

@@ -1,6 +1,7 @@
-"""A long queue's plain pending jobs as brief rows (catalogue BRIEF_JOB):
-the qmaster's brief row is the job's listing dict, and qstat prints brief
-rows byte for byte as it prints those dicts, merged in pending order."""
+"""A long queue's plain pending jobs as brief jobs (catalogue BRIEF_JOBS,
+qstat_out.BriefJobs): the qmaster's brief row is the job's listing dict, and
+qstat prints brief jobs byte for byte as it prints those dicts, merged in
+pending order, after their trip through the wire's columns."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def jobs(draw) -> list[Job]:
         if draw(st.integers(0, 4)) == 0:  # a running task beside the pending ones
             tid = 1 if not array else 10
             job.pending.discard(tid)
-            job.tasks[tid] = Task(task_id=tid, start_time=1_700_000_100.0, granted=[Grant("all.q", "h", 1)])
+            job.add_task(Task(task_id=tid, start_time=1_700_000_100.0, granted=[Grant("all.q", "h", 1)]))
         if array and draw(st.integers(0, 3)) == 0:
             job.set_hold_letters(2, "o")
         out.append(job)
@@ -51,9 +52,9 @@ def both_ways(job_list: list[Job], prios: dict[int, float], states: str = "",
     dicts = [views.job_row(j, figures[j.number], detail=False) for j in job_list]
     plain = [j for j in job_list if views._plain_pending(j)]
     rest = [views.job_row(j, figures[j.number], detail=False) for j in job_list if j not in plain]
-    brief = [views.brief_row(j, figures[j.number]) for j in plain]
-    for row in brief:
-        catalogue.BRIEF_JOB.check(row, "brief")
+    sent = qstat_out.BriefJobs.of_rows(views.brief_row(j, figures[j.number]) for j in plain).wire()
+    catalogue.BRIEF_JOBS.check(sent, "brief_jobs")
+    brief = qstat_cmd.reply_brief({"brief_jobs": sent})
     opts = opts or qstat_out.Options()
     queues = ["all.q@h"]
     a_jobs = qstat_cmd.select_jobs(dicts, states, None)
@@ -88,6 +89,18 @@ def test_a_brief_row_is_the_dict_of_its_job():
 
 
 def test_reply_jobs_gives_every_job_in_number_order():
-    reply = {"jobs": [{"job_number": 4, "tasks": []}], "brief_jobs": [[2, "a", "u", 0, 1, 0.0, "qw", ""],
-                                                                      [9, "b", "u", 0, 1, 0.0, "qw", ""]]}
+    reply = {"jobs": [{"job_number": 4, "tasks": []}],
+             "brief_jobs": {"shapes": [["a", "u", 1, 0.0, "qw", ""], ["b", "u", 1, 0.0, "hqw", "u"]],
+                            "columns": [2, 0, 0, 9, 0, 1]}}
     assert [j["job_number"] for j in qstat_cmd.reply_jobs(reply)] == [2, 4, 9]
+    assert qstat_cmd.reply_jobs(reply)[2] == {"job_number": 9, "name": "b", "owner": "u", "submission_time": 0,
+                                              "slots": 1, "prio": 0.0, "state": "hqw", "holds": "u",
+                                              "array": False}
+
+
+def test_the_qmaster_sends_a_long_queue_as_few_shapes_and_a_column_of_ints():
+    jobs = {n: Job(number=n, name="sleep", owner="u", uid=1, group="g", gid=1, submission_time=100.0 + n % 2,
+                   spec={"job_name": "sleep"}, pending=[1], user_hold=n > 3) for n in range(1, 7)}
+    reply = views.brief_listing(jobs.values(), {})
+    assert reply == {"shapes": [["sleep", "u", 1, 0.0, "qw", ""], ["sleep", "u", 1, 0.0, "hqw", "u"]],
+                     "columns": [1, 101, 0, 2, 100, 0, 3, 101, 0, 4, 100, 1, 5, 101, 1, 6, 100, 1]}

@@ -36,7 +36,7 @@ def test_qstat_j_shows_the_shell_list_of_S_as_host_and_path():
 def running_job() -> Job:
     job = Job(number=5, name="x", owner="u", uid=1000, group="g", gid=1000, submission_time=0.0,
               spec={"job_name": "x"}, pending=[])
-    job.tasks[1] = Task(task_id=1, start_time=10.0, granted=[Grant("all.q", "h", 1)])
+    job.add_task(Task(task_id=1, start_time=10.0, granted=[Grant("all.q", "h", 1)]))
     return job
 
 

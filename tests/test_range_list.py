@@ -29,6 +29,7 @@ def test_a_range_list_is_the_set_of_its_ids(first, count, step, ops):
         assert RangeList(r.ranges(), step=step) == r  # the spool's form reads back
         assert compress_task_runs(r.runs()) == compress_task_ids(model)
         assert r.first(3, skip={first}) == [t for t in sorted(model) if t != first][:3]
+        assert all(r.first(n) == sorted(model)[:n] for n in (0, 1, 2, 5, 50))
 
 
 @given(count=st.integers(0, 50), step=st.integers(1, 3),

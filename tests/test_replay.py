@@ -19,7 +19,7 @@ from minisge.cell import Cell
 from minisge.daemon.cell_init import init_cell
 from minisge.formats import accounting, submit_options
 from minisge.formats.errors import FormatError
-from minisge.formats.swf import parse_accounting, parse_swf, parse_trace
+from minisge.formats.swf import TraceJob, parse_accounting, parse_swf, parse_trace
 from minisge.replay import __main__ as replay_main
 from minisge.replay import config, metrics, simulate
 from minisge.replay.result import ReplayResult, TaskRun
@@ -316,3 +316,17 @@ def test_a_request_parsed_once_per_shape_is_what_qsub_makes_of_the_whole_command
         assert list(simulate.qsub_request(tj, setup, {}, parsed)["hard_resources"] or {}) == \
             list(whole["hard_resources"] or {})
     assert len(parsed) < len(jobs)  # shapes shared
+
+
+def test_the_notes_of_a_request_count_every_job_of_its_shape(one_host):
+    """A job of a queue the configuration lacks is noted each time, though its
+    request is parsed once for the jobs of its shape."""
+    setup = config.from_toml(one_host)
+    parsed: dict = {}
+    notes: dict[str, int] = {}
+    for n in (1, 2, 3):
+        tj = TraceJob(job_id=n, submit_time=float(n), tasks=((1, 10.0),), slots=1, owner="u1", group="g1",
+                      queue="nosuch.q", requested_time=30.0 * n)
+        assert "hard_queues" not in {k for k, v in simulate.qsub_request(tj, setup, notes, parsed).items() if v}
+    assert notes == {"jobs of queue nosuch.q, which the configuration does not have: submitted without -q": 3}
+    assert len(parsed) == 1

@@ -4,6 +4,8 @@ load control see what a count from scratch sees."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +18,7 @@ from minisge.formats.complex import Consumable
 from minisge.qmaster.config_state import job_duration
 from minisge.qmaster.job import ERROR, RUNNING, Grant, Job, Task
 from minisge.qmaster.qmaster import Qmaster
-from minisge.qmaster.running_jobs import RunningJobs
+from minisge.qmaster.running_jobs import CountedSums, RunningJobs
 
 HOSTS = ("h1", "h2")
 
@@ -60,10 +62,10 @@ def apply(jobs: dict[int, Job], what: str, i: int, k: int) -> None:
     if what == "dispatch" and j.pending:
         tid = min(j.pending)
         j.pending.discard(tid)
-        j.tasks[tid] = Task(task_id=tid, state=RUNNING, start_time=float(k),
+        j.add_task(Task(task_id=tid, state=RUNNING, start_time=float(k),
                             granted=[Grant("all.q", HOSTS[k % 2], k)] + ([Grant("all.q", HOSTS[(k + 1) % 2], 1)]
                                                                           if k > 1 else []),
-                            granted_pe="" if k == 1 else "make")
+                            granted_pe="" if k == 1 else "make"))
     elif what == "end" and tasks:
         t = tasks[0]
         t.granted = []
@@ -73,7 +75,8 @@ def apply(jobs: dict[int, Job], what: str, i: int, k: int) -> None:
     elif what == "resume" and tasks:
         tasks[0].suspended_by.discard("job")
     elif what == "alter":
-        j.spec["hard_resources"] = {"h_rt": str(100 * k), "virtual_free": f"{k}G"}
+        # (k == 3: an amount that is not a whole number, which the kept sums cannot take away exactly)
+        j.spec["hard_resources"] = {"h_rt": str(100 * k), "virtual_free": f"{k}G" if k != 3 else "0.1"}
     elif what == "priority":
         j.priority = -k
     elif what == "pe":
@@ -123,3 +126,20 @@ def test_what_is_kept_is_what_a_count_from_scratch_finds(qm, steps):
         kept = counted_parts(qm)  # the memo of the passes before
         qm.config.running_jobs = RunningJobs(job_duration)
         assert kept == counted_parts(qm), (what, i, k)
+
+
+def held(*amounts: float) -> SimpleNamespace:
+    """What a pass counts of a job holding one slot of all.q@h1 with these amounts of a consumable."""
+    return SimpleNamespace(used=(("all.q@h1", 1),), pe_used=(), resource_maps=(),
+                           debits=tuple(("all.q@h1", "h1", (("lic", a),)) for a in amounts))
+
+
+def test_kept_sums_take_away_what_is_not_a_whole_number_exactly():
+    """(0.1 + 0.2) - 0.1 is not 0.2 in floats: the kept sums of jobs with such
+    amounts are those of a count from scratch all the same."""
+    sums = CountedSums()
+    a, b = held(0.1), held(0.2)
+    sums.update({1: a, 2: b})  # type: ignore[dict-item]
+    assert sums.update({2: b}).booked() == CountedSums().update({2: b}).booked() == (  # type: ignore[dict-item]
+        {"all.q@h1": {"lic": 0.2}}, {"h1": {"lic": 0.2}}, {"lic": 0.2})
+    assert sums.update({}).booked() == ({}, {}, {}) and sums.used == {}

@@ -69,14 +69,13 @@ Dates are printed in local time, as Grid Engine does (the TZ of the caller).
 from __future__ import annotations
 
 import time
-from operator import itemgetter
 
 from minisge.output.resource_value import format_memory
 from minisge.output.text import printable
 
 TYPE_CHECKING = False  # not typing's (nor collections'): qsub and qstat must not pay for importing them
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Container, Iterable, Mapping, Sequence
     from typing import Any
 
 __all__ = [
@@ -624,7 +623,7 @@ def _options(opts: Options | None, kw: Mapping[str, Any]) -> Options:
 
 def format_job_list(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | None = None,
                     opts: Options | None = None, finished: Sequence[Mapping[str, Any]] = (),
-                    brief: Sequence[Sequence[Any]] = (), **switches: Any) -> str:
+                    brief: BriefJobs | None = None, **switches: Any) -> str:
     """The default ``qstat`` listing (also ``-ext -pri -urg -t -g t -g d -r``).
 
     ``jobs``: job dicts (module docstring); ``queues``: queue instance names in
@@ -646,8 +645,7 @@ def format_job_list(jobs: Sequence[Mapping[str, Any]], queues: Sequence[str] | N
 
 
 #: A plain pending job (no array, no task of its own) as a list of these
-#: values (the keys of its job dict; ``array`` false): how the qmaster sends
-#: most of a long queue (minisge.protocol.catalogue.BRIEF_JOB_KEYS is this).
+#: values (the keys of its job dict; ``array`` false): a :class:`BriefJobs`' row.
 BRIEF_KEYS = ("job_number", "name", "owner", "submission_time", "slots", "prio", "state", "holds")
 
 
@@ -656,7 +654,64 @@ def brief_job(row: Sequence[Any]) -> dict[str, Any]:
     return dict(zip(BRIEF_KEYS, row, strict=True), array=False)
 
 
-def _render_pending(rows: Sequence[JobRow], brief: Sequence[Sequence[Any]], opts: Options) -> str:
+class BriefJobs:
+    """A long queue's plain pending jobs as the qmaster sends them (the
+    ``brief_jobs`` of a listing, minisge.protocol.catalogue.BRIEF_JOBS):
+    the listing shapes they share, each ``[name, owner, slots, prio, state,
+    holds]`` (few: like jobs have one), and per job, in job number order,
+    its number, its submission time and the index of its shape, three by
+    three in one flat list of ints (``columns``): a reply of 10,000 jobs is
+    30,000 ints to encode and decode, and a line is its number and date
+    around its shape's text."""
+
+    __slots__ = ("shapes", "numbers", "times", "kinds")
+
+    def __init__(self, shapes: Sequence[Sequence[Any]], columns: Sequence[int]):
+        self.shapes = [list(x) for x in shapes]
+        self.numbers: Sequence[int] = columns[0::3]
+        self.times: Sequence[int] = columns[1::3]
+        self.kinds: Sequence[int] = columns[2::3]
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[Sequence[Any]]) -> BriefJobs:
+        """The :data:`BRIEF_KEYS` rows (in job number order) as brief jobs."""
+        shapes: dict[tuple[Any, ...], int] = {}
+        columns: list[int] = []
+        for number, name, owner, submitted, slots, prio, state, holds in rows:
+            kind = shapes.setdefault((name, owner, slots, prio, state, holds), len(shapes))
+            columns += (number, submitted, kind)
+        return cls([list(k) for k in shapes], columns)
+
+    def wire(self) -> dict[str, Any]:
+        """The reply's value (catalogue BRIEF_JOBS)."""
+        columns: list[int] = [0] * (3 * len(self.numbers))
+        columns[0::3], columns[1::3], columns[2::3] = self.numbers, self.times, self.kinds
+        return {"shapes": self.shapes, "columns": columns}
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def rows(self) -> list[list[Any]]:
+        """Each job as its :data:`BRIEF_KEYS` row."""
+        return [[n, *sh[:2], t, *sh[2:]] for n, t, sh in
+                zip(self.numbers, self.times, (self.shapes[k] for k in self.kinds), strict=True)]
+
+    def kept(self, holds: Callable[[str], bool] | None, hidden: Container[int]) -> BriefJobs:
+        """The jobs whose shape's holds ``holds`` keeps (None: all) and that
+        ``hidden`` does not name."""
+        shapes_kept = [holds is None or holds(str(sh[5])) for sh in self.shapes]
+        if all(shapes_kept) and not hidden:
+            return self
+        out = BriefJobs(self.shapes, ())
+        picked = [i for i, (n, k) in enumerate(zip(self.numbers, self.kinds, strict=True))
+                  if shapes_kept[k] and n not in hidden]
+        out.numbers = [self.numbers[i] for i in picked]
+        out.times = [self.times[i] for i in picked]
+        out.kinds = [self.kinds[i] for i in picked]
+        return out
+
+
+def _render_pending(rows: Sequence[JobRow], brief: BriefJobs | None, opts: Options) -> str:
     """The pending lines of ``rows`` (in order) and of the ``brief`` jobs
     merged into them by priority (highest first) then job number, as
     :func:`pending_rows` orders them, each brief job's line as
@@ -664,42 +719,52 @@ def _render_pending(rows: Sequence[JobRow], brief: Sequence[Sequence[Any]], opts
     if not brief:
         return _render_rows(rows, opts)
     memo: dict[Any, Any] = {}
-    if len({b[5] for b in brief}) > 1:
-        brief = sorted(brief, key=lambda b: (-float(b[5] or 0.0), int(b[0])))
-    else:  # one priority for all (a held queue): by number alone, without a key made per job
-        brief = sorted(brief, key=itemgetter(0))
-    lines = _brief_lines(brief, opts, memo)
+    shapes = brief.shapes
+    prios = [-float(sh[3] or 0.0) for sh in shapes]
+    numbers, kinds = brief.numbers, brief.kinds
+    order: Iterable[int]
+    if len({prios[k] for k in set(kinds)}) > 1:
+        order = sorted(range(len(numbers)), key=lambda i: (prios[kinds[i]], numbers[i]))
+    elif list(numbers) != sorted(numbers):  # one priority for all (a held queue): by number alone
+        order = sorted(range(len(numbers)), key=numbers.__getitem__)
+    else:
+        order = range(len(numbers))
+    lines = _brief_lines(brief, order, opts, memo)
     if not rows:
         return "".join(lines)
     out = []
-    i = 0
-    for b, line in zip(brief, lines, strict=True):
-        key = (-float(b[5] or 0.0), int(b[0]))
-        while i < len(rows) and _pending_sort_key(rows[i].job) < key:
-            out.append(_row_text(rows[i], opts, memo))
-            i += 1
+    r = 0
+    for i, line in zip(order, lines, strict=True):
+        key = (prios[kinds[i]], int(numbers[i]))
+        while r < len(rows) and _pending_sort_key(rows[r].job) < key:
+            out.append(_row_text(rows[r], opts, memo))
+            r += 1
         out.append(line)
-    out.extend(_row_text(row, opts, memo) for row in rows[i:])
+    out.extend(_row_text(row, opts, memo) for row in rows[r:])
     return "".join(out)
 
 
-def _brief_lines(brief: Iterable[Sequence[Any]], opts: Options, memo: dict[Any, Any]) -> list[str]:
-    """The lines of brief pending jobs: each as :func:`_plain_line` prints
-    its job dict, the parts many jobs share (date, name, owner, state,
-    slots, priority) formatted once."""
+def _brief_lines(brief: BriefJobs, order: Iterable[int], opts: Options, memo: dict[Any, Any]) -> list[str]:
+    """The lines of brief pending jobs (``order``: their indices in
+    listing order): each as :func:`_plain_line` prints its job dict, the
+    text of each shape (priority, name, owner, state, slots) made once."""
     tail = "" if opts.full else f"{'':<{opts.queue_width}} "
+    heads, tails = [], []
+    for name, owner, slots, prio, state, _holds in brief.shapes:
+        heads.append(f" {float(prio or 0.0):7.5f} {_cut(name, 10)} {_cut(owner, 12)} {_cut(state, 5)} ")
+        tails.append(" " + tail + ("       " if opts.group_tasks else f"{int(slots or 1):5d} ") + "       \n")
+    numbers, times, kinds = brief.numbers, brief.times, brief.kinds
+    jobs = zip(numbers, times, kinds, strict=True) if isinstance(order, range) else \
+        ((numbers[i], times[i], kinds[i]) for i in order)
     out = []
-    for number, name, owner, submitted, slots, prio, state, _holds in brief:
-        when = memo.get(submitted)
-        if when is None:
-            when = memo[submitted] = _ctime(submitted)
-        shared = (name, owner, state, slots)
-        parts = memo.get(shared)
-        if parts is None:
-            parts = memo[shared] = (
-                f" {_cut(name, 10)} {_cut(owner, 12)} {_cut(state, 5)} ",
-                " " + tail + ("       " if opts.group_tasks else f"{int(slots or 1):5d} ") + "       \n")
-        out.append(f"{int(number):7d} {float(prio or 0.0):7.5f}{parts[0]}{when}{parts[1]}")
+    line_tail, last = "", None  # all but the number: the same from job to job of one shape and second
+    for number, submitted, k in jobs:
+        if (submitted, k) != last:
+            when = memo.get(submitted)
+            if when is None:
+                when = memo[submitted] = _ctime(submitted)
+            line_tail, last = heads[k] + when + tails[k], (submitted, k)
+        out.append(f"{number:7d}{line_tail}")
     return out
 
 
@@ -738,7 +803,7 @@ def _pending_banner(opts: Options, text: str = _PENDING_BANNER) -> str:
 
 def format_full(queues: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, Any]],
                 opts: Options | None = None, load_name: str = "load_avg",
-                finished: Sequence[Mapping[str, Any]] = (), brief: Sequence[Sequence[Any]] = (),
+                finished: Sequence[Mapping[str, Any]] = (), brief: BriefJobs | None = None,
                 **switches: Any) -> str:
     """``qstat -f`` (and ``-F``, ``-explain``, ``-f -r``...): every queue
     instance with its jobs, then the pending jobs under their ``####`` banner,

@@ -645,30 +645,32 @@ SUBMIT = _op(
     refusal="Unable to run job: job rejected: {}\nExiting.",
     max_frame=MAX_PAYLOAD,  # the script travels in it
 )
-#: A plain listing's pending job that is no array and has no task record of
-#: its own (nearly every line of a long queue), sent as one array rather than
-#: a job dict (``brief_jobs``; qstat asks with ``brief``): the values of
-#: minisge.output.qstat_out.BRIEF_KEYS (job_number, name, owner,
-#: submission_time, slots, prio, state, holds).
-BRIEF_JOB = Pair(Int(1, MAX_JOB_ID), Str(MAX_PATH), Str(MAX_PATH), Int(), COUNT, Num(), Str(8), Str(8))
+#: A plain listing's pending jobs that are no array and have no task record
+#: of their own (nearly every line of a long queue), sent in columns rather
+#: than as job dicts (``brief_jobs``; qstat asks with ``brief``;
+#: minisge.output.qstat_out.BriefJobs): the listing shapes they share, each
+#: [name, owner, slots, prio, state, holds], and per job its number,
+#: submission time and shape's index, three by three in one list of ints.
+BRIEF_SHAPE = Pair(Str(MAX_PATH), Str(MAX_PATH), COUNT, Num(), Str(8), Str(8))
+BRIEF_JOBS = Record({"shapes": req(ListOf(BRIEF_SHAPE, max_items=MAX_JOB_ID)),
+                     "columns": req(ListOf(Int(), max_items=3 * MAX_JOB_ID))})
 _QSTAT_FIELDS = {
     "users": opt(Maybe(TARGETS)),
     "detail": opt(Bool()),
-    "brief": opt(Bool()),  # with detail false: such jobs in brief_jobs (BRIEF_JOB)
+    "brief": opt(Bool()),  # with detail false: such jobs in brief_jobs (BRIEF_JOBS)
     "resources": opt(Bool()),
     "finished": opt(Bool()),  # -s z: the finished jobs too
     "requests": opt(ListOf(NAME)),  # -l resource=value: the queue instances where they hold
     "queue_users": opt(TARGETS),  # -U: the queue instances these users may use
 }
 _JOBS = ListOf(Json(), max_items=MAX_JOB_ID)
-_BRIEF_JOBS = ListOf(BRIEF_JOB, max_items=MAX_JOB_ID)
 QSTAT = _op("qstat", COMMAND, "qstat: the job listing.", _QSTAT_FIELDS,
             reply={"jobs": req(_JOBS), "queues": req(ListOf(Str())), "finished": opt(ListOf(Json())),
-                   "brief_jobs": opt(_BRIEF_JOBS)})
+                   "brief_jobs": opt(BRIEF_JOBS)})
 QSTAT_FULL = _op("qstat_full", COMMAND, "qstat -f, -F, -g c, -q, -qs, -pe: the listing and the queue instances.",
                  _QSTAT_FIELDS,
                  reply={"jobs": req(_JOBS), "queues": req(ListOf(Str())), "queue_info": req(ListOf(Json())),
-                        "finished": opt(ListOf(Json())), "brief_jobs": opt(_BRIEF_JOBS),
+                        "finished": opt(ListOf(Json())), "brief_jobs": opt(BRIEF_JOBS),
                         "hide_pending": opt(ListOf(Int())),  # -l/-U: jobs whose pending tasks fit no instance shown
                         "unknown_resource": opt(Str())})  # -l of an unknown name: qstat prints nothing, exits 1
 JOB_DETAIL = _op("job_detail", COMMAND, "qstat -j [job_list] [-xml].", {"ids": opt(TARGETS), "xml": opt(Bool())},

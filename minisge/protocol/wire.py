@@ -187,6 +187,8 @@ def _check_keys(value: object) -> None:
             values = item.values()
         else:
             values = item  # type: ignore[assignment]  # a list or tuple: only those are pushed
+            if _SCALARS.issuperset(map(type, values)):  # (a long list of ints: no loop of the interpreter's)
+                continue
         for v in values:
             if type(v) not in _SCALARS and isinstance(v, _CONTAINERS):
                 todo.append(v)

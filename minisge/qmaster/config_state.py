@@ -41,7 +41,7 @@ from minisge.formats.lines import SPOOL_HEADER, read_attributes, strip_header
 from minisge.formats.sge_types import SpecifierError, parse_number, parse_time
 from minisge.qmaster import accounting_writer, submit_checks
 from minisge.qmaster.job import Grant, Job, Task
-from minisge.qmaster.running_jobs import RunningJob, RunningJobs
+from minisge.qmaster.running_jobs import CountedSums, RunningJob, RunningJobs
 from minisge.qmaster.spool import QmasterSpool, SpoolError, atomic_write, list_text, parse_list
 from minisge.rules import limits
 from minisge.rules.initial_state import appeared, apply_initial_state, vanished
@@ -148,6 +148,8 @@ class ConfigState:
         self._cx: ComplexIndex | None = None
         self._cx_for: complex_fmt.ComplexList | None = None
         self._qi_cache: tuple[tuple[Any, ...], list[scheduler.QInstance]] | None = None
+        self._host_cache: tuple[tuple[Any, ...], dict[str, scheduler.HostInfo]] | None = None
+        self._references_cache: tuple[tuple[Any, ...], tuple[list[str], bool]] | None = None
         self.running_jobs = RunningJobs(job_duration)  # what the passes count of each job
 
     # ------------------------------------------------------------ loading
@@ -485,18 +487,8 @@ class ConfigState:
         the job's category (accounting_writer.category: the owner's access
         lists that queues, hosts or PEs refer to, its project if they refer
         to projects) and the queue_conf(5) ``priority`` of its master queue."""
-        referenced: set[str] = set()
-        projects_used = False
-        for conf in self.cqueues.values():
-            referenced.update(_host_values_names(conf.user_lists) + _host_values_names(conf.xuser_lists))
-            projects_used = projects_used or bool(_host_values_names(conf.projects)
-                                                  or _host_values_names(conf.xprojects))
-        for eh in self.exec_hosts.values():
-            referenced.update(eh.user_lists + eh.xuser_lists)
-            projects_used = projects_used or bool(eh.projects or eh.xprojects)
-        for pe in self.pes.values():
-            referenced.update(pe.user_lists + pe.xuser_lists)
-        acls = [name for name in sorted(referenced) if name in self.usersets
+        referenced, projects_used = self._category_references()
+        acls = [name for name in referenced if name in self.usersets
                 and access_list.contains(self.usersets[name], job.owner, (job.group,))]
         text = accounting_writer.category(job, acls, projects_used)
         m = task.master
@@ -508,6 +500,29 @@ class ConfigState:
             except ValueError:
                 priority = 0
         return text, priority
+
+    def _category_references(self) -> tuple[list[str], bool]:
+        """The access lists queues, hosts and PEs refer to (sorted), and
+        whether they refer to projects: cached until one of them is replaced."""
+        key = (tuple(map(id, self.cqueues.values())), tuple(map(id, self.exec_hosts.values())),
+               tuple(map(id, self.pes.values())))
+        cached = self._references_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        referenced: set[str] = set()
+        projects_used = False
+        for conf in self.cqueues.values():
+            referenced.update(_host_values_names(conf.user_lists) + _host_values_names(conf.xuser_lists))
+            projects_used = projects_used or bool(_host_values_names(conf.projects)
+                                                  or _host_values_names(conf.xprojects))
+        for eh in self.exec_hosts.values():
+            referenced.update(eh.user_lists + eh.xuser_lists)
+            projects_used = projects_used or bool(eh.projects or eh.xprojects)
+        for pe in self.pes.values():
+            referenced.update(pe.user_lists + pe.xuser_lists)
+        found = (sorted(referenced), projects_used)
+        self._references_cache = (key, found)
+        return found
 
     def check_submitter(self, user: str, group: str, req: dict) -> None:
         """sge_conf(5) user_lists/xuser_lists of the global configuration: who
@@ -558,22 +573,18 @@ class ConfigState:
         ``counted``: what :meth:`running_jobs_of` gives for ``jobs`` now, if the caller has it."""
         if counted is None:
             counted = self.running_jobs_of(jobs)
-        used: dict[str, int] = {}
-        pe_used: dict[str, int] = {}
-        qi_booked, host_booked, global_booked = self.booked_consumables(jobs, counted)
+        sums = self.running_jobs.sums(counted)
+        used, pe_used = sums.used, sums.pe_used
+        qi_booked, host_booked, global_booked = sums.booked()
         held_maps: dict[str, dict[str, list[str]]] = {}
         entries: list[scheduler.ScheduleEntry] = []
-        for rj in counted.values():
-            if not rj.used:
-                continue  # holds nothing (a job's every grant is in used)
-            for qi, n in rj.used:
-                used[qi] = used.get(qi, 0) + n
-            for pe_name, n in rj.pe_used:
-                pe_used[pe_name] = pe_used.get(pe_name, 0) + n
-            for host, name, ids in rj.resource_maps:
-                held_maps.setdefault(host, {}).setdefault(name, []).extend(ids)
-            entries.extend(rj.schedule_entries)
-        running_tasks = tuple(entries) if self.sched_conf.max_reservation > 0 or self.sched_conf.monitor else ()
+        want_entries = self.sched_conf.max_reservation > 0 or self.sched_conf.monitor
+        if want_entries or sums.with_maps:
+            for rj in counted.values():
+                for host, name, ids in rj.resource_maps:
+                    held_maps.setdefault(host, {}).setdefault(name, []).extend(ids)
+                entries.extend(rj.schedule_entries)
+        running_tasks = tuple(entries) if want_entries else ()
         rsmap_used = {h: {n: tuple(ids) for n, ids in maps.items()} for h, maps in held_maps.items()}
         qis = []
         for static in self._static_qinstances():
@@ -582,14 +593,8 @@ class ConfigState:
             if states and static.host not in execds:
                 qi_states += "u"
             qis.append(static.in_use(used.get(name, 0), qi_states, qi_booked.get(name, {})))
-        hosts = {}
-        for h, eh in self.exec_hosts.items():
-            if h == "global":
-                continue
-            hosts[h] = scheduler.HostInfo(name=h, load=self.scaled_load(h), values=dict(eh.complex_values),
-                                          consumed=host_booked.get(h, {}), user_lists=eh.user_lists,
-                                          xuser_lists=eh.xuser_lists, projects=eh.projects, xprojects=eh.xprojects,
-                                          rsmap_used=rsmap_used.get(h, {}))
+        hosts = {h: static.in_use(self.scaled_load(h), host_booked.get(h, {}), rsmap_used.get(h, {}))
+                 for h, static in self._static_hosts().items()}
         pes = {
             n: scheduler.PE(n, pe.slots, pe_used.get(n, 0), pe.allocation_rule, tuple(pe.user_lists),
                             tuple(pe.xuser_lists), pe.job_is_first_task, pe.urgency_slots)
@@ -650,8 +655,9 @@ class ConfigState:
     def running_jobs_of(self, jobs: Mapping[int, Job]) -> dict[int, RunningJob]:
         """What a pass counts of each of ``jobs`` that has a task or is not
         held as a whole (kept between passes: :mod:`minisge.qmaster.running_jobs`;
-        a held job with no task counts for nothing: a long queue of held jobs
-        costs a pass one look each)."""
+        a held job with no task counts for nothing; a pass hands it only the
+        jobs :class:`minisge.qmaster.job_index.JobIndex` considers, so that a
+        long queue of held jobs costs a pass nothing)."""
         cx = self.complex_index
         durations = (self.sched_conf.default_duration_seconds, self.sched_conf.duration_offset)
         of = self.running_jobs.of
@@ -666,18 +672,10 @@ class ConfigState:
         the assumed resource consumption by all running jobs": what the tasks
         that hold queue instances book, per queue instance, host and globally
         (per-slot requests times the slots, JOB requests in the master queue,
-        complex defaults for the consumables not requested); ``counted``: a
-        pass's count of the jobs, if the caller has it (the snapshot)."""
-        per_qi: dict[str, dict] = {}
-        per_host: dict[str, dict] = {}
-        per_cell: dict[str, float] = {}
-        for rj in (self.running_jobs_of(jobs) if counted is None else counted).values():
-            for qi, host, amounts in rj.debits:
-                levels = (per_qi.setdefault(qi, {}), per_host.setdefault(host, {}), per_cell)
-                for name, total in amounts:
-                    for consumed in levels:
-                        consumed[name] = consumed.get(name, 0.0) + total
-        return per_qi, per_host, per_cell
+        complex defaults for the consumables not requested: the rule's home is
+        :class:`minisge.qmaster.running_jobs.CountedSums`); ``counted``: a
+        pass's count of the jobs, if the caller has it."""
+        return CountedSums().update(self.running_jobs_of(jobs) if counted is None else counted).booked()
 
     def quota_context(self, jobs: Mapping[int, Job], counted: Mapping[int, RunningJob] | None = None):
         """What resource quota evaluation needs (minisge.scheduler.quota.QuotaContext):
@@ -743,6 +741,19 @@ class ConfigState:
     def static_qinstances(self) -> list[scheduler.QInstance]:
         """The configured part of every queue instance (nothing used, no state)."""
         return self._static_qinstances()
+
+    def _static_hosts(self) -> dict[str, scheduler.HostInfo]:
+        """The configured part of every execution host (not ``global``), cached
+        until an exec host is replaced (the models are immutable)."""
+        key = (tuple(map(id, self.exec_hosts.values())), tuple(self.exec_hosts))
+        cached = self._host_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        out = {h: scheduler.HostInfo(name=h, values=dict(eh.complex_values), user_lists=eh.user_lists,
+                                     xuser_lists=eh.xuser_lists, projects=eh.projects, xprojects=eh.xprojects)
+               for h, eh in self.exec_hosts.items() if h != "global"}
+        self._host_cache = (key, out)
+        return out
 
     def _static_qinstances(self) -> list[scheduler.QInstance]:
         """The configured part of every queue instance, cached until the

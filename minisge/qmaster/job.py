@@ -11,8 +11,9 @@ accounting file keeps it), so a 75,000-task array costs one range.
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableMapping
 from typing import Any
 
 import attrs
@@ -123,6 +124,130 @@ def _share(value: Any) -> None:
                 _share(v)
 
 
+class SharedSpec(dict[str, Any]):
+    """A job's request shared by every job that asked the very same
+    (:func:`share_equal_spec`: a queue of 100,000 like jobs holds one); never
+    changed in place (TypeError): a change to one job's request is made to
+    its own copy (:meth:`Job.own_spec`).  A copy of a job holds the same one.
+    Held weakly by the table that finds it (``Qmaster.request_shapes``): it
+    lives as long as a job holds it."""
+
+    __slots__ = ("__weakref__",)
+
+    def _refuse(self, *_args: Any, **_kw: Any) -> Any:
+        raise TypeError("a shared job request is not changed in place: Job.own_spec() first")
+
+    __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = __ior__ = _refuse
+
+    def __copy__(self) -> SharedSpec:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedSpec:
+        return self
+
+
+def share_equal_spec(spec: dict[str, Any], shapes: MutableMapping[str, SharedSpec]) -> SharedSpec:
+    """The :class:`SharedSpec` equal to ``spec`` from ``shapes`` (the
+    qmaster's table of them, by the request's JSON text), or ``spec`` shared
+    (:func:`shared_spec`) and added to it."""
+    key = json.dumps(spec, separators=(",", ":"))
+    found = shapes.get(key)
+    if found is None:
+        found = shapes[key] = SharedSpec(shared_spec(spec))
+    return found
+
+
+class _NoIds(list[int]):
+    """The empty list of job ids most jobs have (``predecessors``,
+    ``ad_predecessors``): one for all of them, never added to (TypeError:
+    a job that gets one gets its own list, by assignment)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_args: Any, **_kw: Any) -> Any:
+        raise TypeError("an empty shared id list: assign the job a list of its own")
+
+    __setitem__ = append = extend = insert = __iadd__ = __imul__ = _refuse
+
+    def __copy__(self) -> _NoIds:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _NoIds:
+        return self
+
+
+class _NoTasks(dict[int, Any]):
+    """The empty task map most jobs have (``restarted_pending``,
+    ``task_holds``): one for all of them, never added to (TypeError: the
+    job's methods give it a map of its own first)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_args: Any, **_kw: Any) -> Any:
+        raise TypeError("an empty shared task map: give the job a map of its own")
+
+    __setitem__ = setdefault = update = __ior__ = _refuse
+
+    def __copy__(self) -> _NoTasks:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _NoTasks:
+        return self
+
+
+class _NoTaskIds(set[int]):
+    """The empty set of task ids most jobs have (``ad_held``), as :class:`_NoIds`."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_args: Any, **_kw: Any) -> Any:
+        raise TypeError("an empty shared task id set: assign the job a set of its own")
+
+    add = update = __ior__ = __ixor__ = symmetric_difference_update = _refuse
+
+    def __copy__(self) -> _NoTaskIds:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _NoTaskIds:
+        return self
+
+
+#: the empty containers every job without such ids shares (:class:`Job`'s memory:
+#: five empty containers a job cost ~450 bytes)
+NO_IDS: list[int] = _NoIds()
+NO_TASKS: dict[int, Any] = _NoTasks()
+NO_TASK_IDS: set[int] = _NoTaskIds()
+
+
+#: the execution time of a job without qsub -a, one float object for all of them
+NO_TIME = 0.0
+
+
+def a_time(value: float) -> float:
+    """A job's execution time (0: none, the shared :data:`NO_TIME`)."""
+    return float(value) if value else NO_TIME
+
+
+def id_list(value: Iterable[int]) -> list[int]:
+    """A job's list of job ids: its own, or the shared empty one."""
+    return value if type(value) is list and value else (list(value) if value else NO_IDS)
+
+
+def task_map(value: dict[int, Any]) -> dict[int, Any]:
+    """A job's map by task id: its own, or the shared empty one."""
+    return value if value or isinstance(value, _NoTasks) else NO_TASKS
+
+
+def task_ids(value: Iterable[int]) -> set[int]:
+    """A job's set of task ids: its own copy, or the shared empty one."""
+    return set(value) if value else NO_TASK_IDS
+
+
+#: the letters of the holds user, operator, system (Job.hold_letters), by whether each is on
+_HOLD_LETTERS = tuple(tuple(tuple(("u" if u else "") + ("o" if o else "") + ("s" if s else "")
+                                  for s in (False, True)) for o in (False, True)) for u in (False, True))
+
+
 def pending_tasks(value: RangeList | Iterable[int]) -> RangeList:
     """A job's pending tasks from a range list or from ids (tests, old spools)."""
     return value if isinstance(value, RangeList) else RangeList.of_ids(value)
@@ -142,22 +267,56 @@ class Job:
     submission_time: float
     spec: dict[str, Any] = attrs.field(converter=shared_spec)
     pending: RangeList = attrs.field(factory=RangeList, converter=pending_tasks)
-    tasks: dict[int, Task] = attrs.field(factory=dict)
-    user_hold: bool = False
-    operator_hold: bool = False
-    system_hold: bool = False
-    predecessors: list[int] = attrs.field(factory=list)  # -hold_jid: JB_jid_predecessor_list
-    restarted_pending: dict[int, int] = attrs.field(factory=dict)  # task -> restart count
+    tasks: dict[int, Task] = attrs.field(default=NO_TASKS, converter=task_map)  # add_task() puts one in
+    user_hold: bool = attrs.field(default=False, converter=bool)
+    operator_hold: bool = attrs.field(default=False, converter=bool)
+    system_hold: bool = attrs.field(default=False, converter=bool)
+    # the containers below are shared empty ones until the job has such ids
+    # (NO_IDS, NO_TASKS, NO_TASK_IDS: assigned, never changed in place)
+    predecessors: list[int] = attrs.field(default=NO_IDS, converter=id_list)  # -hold_jid: JB_jid_predecessor_list
+    restarted_pending: dict[int, int] = attrs.field(default=NO_TASKS, converter=task_map)  # task -> restart count
     priority: int = 0
-    execution_time: float = 0.0  # qsub -a in seconds since the epoch (JB_execution_time; 0: none)
+    # qsub -a in seconds since the epoch (JB_execution_time; 0: none, one 0.0 for all)
+    execution_time: float = attrs.field(default=NO_TIME, converter=a_time)
     # -hold_jid_ad: the array jobs whose tasks this one's wait for (JB_ja_ad_predecessor_list),
     # and the pending tasks that wait now (JB_ja_a_h_ids; minisge.qmaster.job_dependencies)
-    ad_predecessors: list[int] = attrs.field(factory=list)
-    ad_held: set[int] = attrs.field(factory=set, converter=set)
+    ad_predecessors: list[int] = attrs.field(default=NO_IDS, converter=id_list)
+    ad_held: set[int] = attrs.field(default=NO_TASK_IDS, converter=task_ids)
     # qhold/qrls JOB.TASK: the holds (letters of "uos") of pending tasks that
     # differ from the job's own (user_hold, operator_hold, system_hold, which
     # every other task has), as 8.1.9 keeps a hold per task (JB_ja_u_h_ids...)
-    task_holds: dict[int, str] = attrs.field(factory=dict)
+    task_holds: dict[int, str] = attrs.field(default=NO_TASKS, converter=task_map)
+
+    @classmethod
+    def plain_from_spool(cls, data: dict[str, Any], shapes: MutableMapping[str, SharedSpec]) -> Job | None:
+        """A job of its spool file's data when it is the plain shape of a long
+        queue (no task record, no hold or restart of a task of its own, the
+        fields of their JSON types), its request shared with the equal ones
+        of ``shapes`` (:func:`share_equal_spec`); None for any other (the
+        spool's full reading, which says what is wrong with a bad file)."""
+        d = data.get
+        spec, pending, held = d("spec"), d("pending"), d("ad_held") or []
+        if (d("tasks") or d("restarted_pending") or d("task_holds") or type(spec) is not dict
+                or type(pending) is not list or not all(type(r) is list and len(r) == 3 for r in pending)):
+            return None
+        ints = (d("number"), d("uid"), d("gid"), d("priority", 0), *(d("predecessors") or ()),
+                *(d("ad_predecessors") or ()), *held, *(x for r in pending for x in r))
+        texts = (d("name"), d("owner"), d("group"))
+        flags = (d("user_hold", False), d("operator_hold", False), d("system_hold", False))
+        times = (d("submission_time"), d("execution_time", 0.0))
+        if (not all(type(x) is int for x in ints) or not all(type(x) is str for x in texts)
+                or not all(type(x) is bool for x in flags) or not all(type(x) in (int, float) for x in times)
+                or not all(type(x) is list for x in (d("predecessors") or [], d("ad_predecessors") or [], held))):
+            return None
+        return cls(number=data["number"], name=data["name"], owner=data["owner"], uid=data["uid"],
+                   group=data["group"], gid=data["gid"], submission_time=float(data["submission_time"]),
+                   spec=share_equal_spec(spec, shapes),
+                   pending=RangeList([(lo, hi, step) for lo, hi, step in pending],
+                                     step=pending[0][2] if pending else 1),
+                   user_hold=flags[0], operator_hold=flags[1], system_hold=flags[2],
+                   predecessors=d("predecessors") or NO_IDS, priority=d("priority", 0),
+                   execution_time=times[1], ad_predecessors=d("ad_predecessors") or NO_IDS,
+                   ad_held=held)
 
     @property
     def is_array(self) -> bool:
@@ -178,7 +337,7 @@ class Job:
     @property
     def hold_letters(self) -> str:
         """The job's own holds (its tasks' without a hold of their own), of ``uos``."""
-        return ("u" if self.user_hold else "") + ("o" if self.operator_hold else "") + ("s" if self.system_hold else "")
+        return _HOLD_LETTERS[self.user_hold][self.operator_hold][self.system_hold]
 
     def task_hold_letters(self, task_id: int) -> str:
         """The holds of one task, of ``uos``."""
@@ -191,6 +350,8 @@ class Job:
     def held_pending(self) -> set[int] | None:
         """The pending tasks a hold of their own keeps back while the job is
         not held as a whole (None: all of them, the job is held)."""
+        if not (self.predecessors or self.task_holds or self.user_hold or self.operator_hold or self.system_hold):
+            return set()  # (the usual case, asked of every job by every pass)
         if self.predecessors:
             return None
         if not self.task_holds:
@@ -205,9 +366,11 @@ class Job:
         if task_id is None:
             self.user_hold, self.operator_hold, self.system_hold = ("u" in letters, "o" in letters,
                                                                     "s" in letters)
-            self.task_holds.clear()
+            self.task_holds = NO_TASKS
         elif letters == self.hold_letters:
             self.task_holds.pop(task_id, None)
+        elif not self.task_holds:  # (the shared empty map: a map of its own)
+            self.task_holds = {task_id: letters}
         else:
             self.task_holds[task_id] = letters
 
@@ -221,6 +384,21 @@ class Job:
     def forget_task_hold(self, task_id: int) -> None:
         """The task left the pending list (dispatched, deleted): its own hold goes."""
         self.task_holds.pop(task_id, None)
+
+    def own_spec(self) -> dict[str, Any]:
+        """The job's request as its own to change (a :class:`SharedSpec` is
+        copied first: the other jobs that share it keep theirs)."""
+        if type(self.spec) is SharedSpec:
+            self.spec = dict(self.spec)
+        return self.spec
+
+    def add_task(self, task: Task) -> None:
+        """A task record (dispatched, in error) into the job's map of them
+        (a map of its own at the first: until then the shared empty one)."""
+        if not self.tasks:
+            self.tasks = {task.task_id: task}
+        else:
+            self.tasks[task.task_id] = task
 
     def restore(self, before: Job) -> None:
         """Take back every field of ``before`` (a copy of this job taken before
@@ -238,7 +416,9 @@ class Job:
     def requeue(self, task_id: int, restarted: int = 0) -> None:
         """The task is pending again (``restarted``: its restart count, qstat's R)."""
         self.pending.add(task_id)
-        if restarted:
+        if restarted and not self.restarted_pending:  # (the shared empty map: a map of its own)
+            self.restarted_pending = {task_id: restarted}
+        elif restarted:
             self.restarted_pending[task_id] = restarted
 
     def held_tasks(self) -> set[int]:

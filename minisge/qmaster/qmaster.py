@@ -21,6 +21,7 @@ import logging
 import os
 import time
 import typing
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -38,7 +39,7 @@ from minisge.qmaster import accounting_writer, job_dependencies, job_modify, job
 from minisge.qmaster.advance_reservations import AdvanceReservations
 from minisge.qmaster.config_state import ConfigState, RequestError
 from minisge.qmaster.finished_jobs import FinishedJobs
-from minisge.qmaster.job import ERROR, RESCHEDULING, RUNNING, Grant, Job, Task
+from minisge.qmaster.job import ERROR, RESCHEDULING, RUNNING, Grant, Job, SharedSpec, Task
 from minisge.qmaster.job_control import JobControl, end_of_rescheduled, rerun_outcome
 from minisge.qmaster.job_facts import execution_time
 from minisge.qmaster.job_index import JobIndex
@@ -65,6 +66,10 @@ _conv.register_unstructure_hook_func(lambda t: t is set or typing.get_origin(t) 
 _conv.register_unstructure_hook(RangeList, lambda r: [list(x) for x in r.ranges()])
 _conv.register_structure_hook(RangeList, lambda v, _t: RangeList.of_ids(v) if v and isinstance(v[0], int)
                               else RangeList([tuple(x) for x in v], step=v[0][2] if v else 1))
+
+# a line in the log every this many jobs read from the spool at the start (its
+# progress: ``minisge start`` waits as long as the daemon's log grows)
+LOAD_PROGRESS = 10_000
 
 # a burst of events (a loop of qsub calls, many tasks ending at once) gives one
 # scheduling pass: after a wake-up the loop lets the other ready tasks run for
@@ -101,6 +106,8 @@ class Qmaster:
         self.jobs: dict[int, Job] = {}
         # which jobs a pass looks at (not the held ones), the immediate ones, the coming -a times
         self.index = JobIndex()
+        # the requests like jobs share (job.SharedSpec), by their JSON text, each while a job holds it
+        self.request_shapes: weakref.WeakValueDictionary[str, SharedSpec] = weakref.WeakValueDictionary()
         self.last_job_id = 0
         self.execds: dict[str, ExecdLink] = {}  # the connected execds by host
         # the host group a new execution host joins when its execd first registers (a split cell's
@@ -137,18 +144,29 @@ class Qmaster:
         self.share_usage.load()
         self.reservations.load()
         self.last_job_id = self.spool.read_jobseqnum()
-        for path, data in self.spool.load_jobs():
-            for t in (data.get("tasks") or {}).values():  # spool files of before suspended_by
-                if t.pop("suspended", False):
-                    t.setdefault("suspended_by", ["job"])
-            try:
-                job = _conv.structure(data, Job)
-            except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as e:
-                raise FormatError(f"not a job: {describe_structure_error(e)}", path, 1) from None
-            self.jobs[job.number] = job
-            self.last_job_id = max(self.last_job_id, job.number)
+        shapes = self.request_shapes  # like jobs share one request
+        started = time.monotonic()
+        with gc_paused():  # (the collector would walk the growing job table again and again)
+            for path, data in self.spool.load_jobs():
+                job = Job.plain_from_spool(data, shapes) or self._job_of(path, data)
+                self.jobs[job.number] = job
+                self.last_job_id = max(self.last_job_id, job.number)
+                if len(self.jobs) % LOAD_PROGRESS == 0:  # minisge start waits while the log grows
+                    log.info("reading the job database: %d entries so far", len(self.jobs))
         job_dependencies.after_load(self.jobs)
         self.index.add_all(self.jobs.values())
+        log.info("read job database with %d entries in %d seconds", len(self.jobs), time.monotonic() - started)
+
+    @staticmethod
+    def _job_of(path: str, data: dict[str, Any]) -> Job:
+        """A spooled job of any shape (running tasks, task holds...); FormatError for a bad file."""
+        for t in (data.get("tasks") or {}).values():  # spool files of before suspended_by
+            if t.pop("suspended", False):
+                t.setdefault("suspended_by", ["job"])
+        try:
+            return _conv.structure(data, Job)
+        except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as e:
+            raise FormatError(f"not a job: {describe_structure_error(e)}", path, 1) from None
 
     def write_job(self, job: Job, sync: bool = True) -> None:
         """Spool the job, or remove its file once it is done; SpoolError when
@@ -722,6 +740,7 @@ class Qmaster:
 
         def change() -> None:
             nonlocal said, fine
+            job.own_spec()  # qalter changes the job's request, not the others' that share it
             said, fine = job_modify.modify(job, req.get("changes") or {}, req.get("context_ops") or [],
                                            req.get("hold"), caller, self.config, self.jobs, self.unsuitable)
             if "start_time" in (req.get("changes") or {}):  # -a: read as at submission, now
@@ -991,7 +1010,7 @@ class Qmaster:
                 granted_pe=d.pe or "",
                 restarted=job.restarted_pending.pop(d.task_id, 0),
             )
-            job.tasks[d.task_id] = task
+            job.add_task(task)
             started.append((job, task))
         for job, _ in started:
             self.dirty[job.number] = job
@@ -1203,7 +1222,7 @@ class Qmaster:
             task.state = ERROR
             task.error_reason = outcome.reason
             task.granted = []
-            job.tasks[task.task_id] = task
+            job.add_task(task)
         if outcome.queue_error and task.master is not None:
             m = task.master
             qis = self.config.match_qinstances(f"*@{m.host}") if outcome.host_error else [m.qinstance]

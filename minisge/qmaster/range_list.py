@@ -16,11 +16,28 @@ list of ranges tested without expanding them (``5.1-2147483647`` is fine).
 from __future__ import annotations
 
 import bisect
+import typing
 from collections.abc import Container, Iterable, Iterator
 
 from minisge.formats.submit_options import ParseError, parse_range
 
 Range = tuple[int, int, int]  # lo, hi, step
+
+
+#: the bounds of a range list without ids (a tuple: never changed, RangeList._own)
+_NO_BOUNDS: list[int] = typing.cast("list[int]", ())
+#: the shared one-bound tuples of small ids (RangeList.__init__), made as first asked
+_ONE_BOUND: dict[int, list[int]] = {}
+
+
+def _bounds(tid: int) -> list[int]:
+    """The bounds of a first range at ``tid``: a tuple, shared for ids up to 1024."""
+    found = _ONE_BOUND.get(tid)
+    if found is None:
+        found = typing.cast("list[int]", (tid,))
+        if 0 <= tid <= 1024:
+            _ONE_BOUND[tid] = found
+    return found
 
 
 class RangeList:
@@ -32,8 +49,11 @@ class RangeList:
 
     def __init__(self, ranges: Iterable[Range] = (), step: int = 1):
         self.step = max(1, int(step))
-        self._los: list[int] = []
-        self._his: list[int] = []
+        # the bounds: until the list changes other than by its first range,
+        # shared tuples (_bounds: a long queue's one-task jobs hold the same
+        # two), then lists of its own (_own)
+        self._los: list[int] = _NO_BOUNDS
+        self._his: list[int] = _NO_BOUNDS
         self._count = 0
         for lo, hi, rstep in ranges:
             if rstep == self.step:
@@ -103,6 +123,12 @@ class RangeList:
         out: list[int] = []
         if n <= 0:
             return out
+        if not skip and self._los:  # (the usual case: the first range's ids, no generator)
+            lo, hi, step = self._los[0], self._his[0], self.step
+            out = list(range(lo, min(hi, lo + (n - 1) * step) + 1, step))
+            if len(out) >= n or len(self._los) == 1:
+                return out
+            out = []
         for tid in self:
             if tid in skip:
                 continue
@@ -120,7 +146,9 @@ class RangeList:
 
     def copy(self) -> RangeList:
         out = RangeList(step=self.step)
-        out._los, out._his, out._count = list(self._los), list(self._his), self._count
+        shared = type(self._los) is tuple  # (shared bounds stay shared: see __init__)
+        out._los, out._his = (self._los, self._his) if shared else (list(self._los), list(self._his))
+        out._count = self._count
         return out
 
     # ------------------------------------------------------------ changing
@@ -135,6 +163,10 @@ class RangeList:
         self._check(lo)
         step = self.step
         hi = lo + (hi - lo) // step * step
+        if not self._los:  # the first range: shared bounds (a long queue's jobs have one)
+            self._los, self._his, self._count = _bounds(lo), _bounds(hi), (hi - lo) // step + 1
+            return
+        self._own()
         i = bisect.bisect_left(self._his, lo - step)  # the first range that ends at or past lo - step
         j = bisect.bisect_right(self._los, hi + step)  # the ranges before j start at or before hi + step
         if i < j:  # they overlap or touch [lo, hi]: one range now
@@ -152,6 +184,7 @@ class RangeList:
         """Remove one id (a task dispatched or deleted); True if it was there."""
         if tid not in self:
             return False
+        self._own()
         i = bisect.bisect_right(self._los, tid) - 1
         lo, hi = self._los[i], self._his[i]
         if lo == hi:
@@ -169,9 +202,13 @@ class RangeList:
         return True
 
     def clear(self) -> None:
-        self._los.clear()
-        self._his.clear()
+        self._los = self._his = _NO_BOUNDS
         self._count = 0
+
+    def _own(self) -> None:
+        """Lists of its own for the bounds, before they change (see __init__)."""
+        if type(self._los) is tuple:
+            self._los, self._his = list(self._los), list(self._his)
 
     def take(self, selection: TaskSelection) -> RangeList:
         """Remove the ids that ``selection`` names and return them: a block of
@@ -197,6 +234,7 @@ class RangeList:
         """Remove the lattice ids from ``a`` to ``b`` (both on the lattice) into ``taken``."""
         if a > b:
             return
+        self._own()
         step = self.step
         i = max(0, bisect.bisect_right(self._los, a) - 1)
         j = i

@@ -36,12 +36,17 @@ _SPEC_PARTS = ("hard_resources", "pe", "project", "deadline", "hard_queues", "so
                "master_queues", "ar", "interactive", "reserve")
 
 
-def _key(job: Job, cx: ComplexIndex, durations: tuple[float, float]) -> tuple[Any, ...]:
-    """The parts of ``job`` (and of the configuration) what a pass counts of it comes from."""
-    return (cx, durations, job.owner, job.group, job.priority, job.submission_time, job.execution_time,
-            not job.pending, *map(job.spec.get, _SPEC_PARTS),
-            *[(t, t.state, t.start_time, t.granted, t.granted_pe, frozenset(t.suspended_by))
-              for t in job.tasks.values()])
+def _key(job: Job) -> tuple[Any, ...]:
+    """The parts of ``job`` what a pass counts of it comes from (the
+    configuration's, :class:`RunningJobs` compares once for all jobs).  A
+    task's suspension causes are a set: two equal sets may list their
+    causes in another order, which only counts the job again."""
+    spec = job.spec
+    key = (job.owner, job.group, job.priority, job.submission_time, job.execution_time, not job.pending,
+           *map(spec.get, _SPEC_PARTS))
+    for t in job.tasks.values():
+        key += (t, t.state, t.start_time, t.granted, t.granted_pe, tuple(t.suspended_by) if t.suspended_by else ())
+    return key
 
 
 class RunningJob:
@@ -139,6 +144,113 @@ class RunningJob:
         return tasks
 
 
+#: the largest amount added and taken away again as it is (many such still sum exactly in a float)
+_EXACT = float(2 ** 40)
+
+
+class CountedSums:
+    """The sums a pass takes of what its counted jobs hold: slots per queue
+    instance and parallel environment, and complex(5) consumables booked per
+    queue instance, host and cell ("the internal bookkeeping will subtract
+    from this total the assumed resource consumption by all running jobs":
+    per-slot requests times the slots, JOB requests in the master queue,
+    complex defaults for the consumables not requested).
+
+    Kept between passes (:meth:`RunningJobs.sums`): a pass adds only the jobs
+    counted anew and takes away those counted no longer, so a cell of many
+    running jobs costs a pass the jobs that changed.  A sum holds a name only
+    while a job holds it, as a count from scratch would.  An amount that is
+    not a whole number (or is huge) could leave a rounding error behind when
+    taken away again: then every pass sums from scratch, in the jobs' order."""
+
+    __slots__ = ("_members", "used", "pe_used", "per_qi", "per_host", "per_cell", "_holders", "exact",
+                 "with_maps")
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._members: dict[int, RunningJob] = {}
+        self.used: dict[str, int] = {}  # queue instance -> slots
+        self.pe_used: dict[str, int] = {}  # PE -> slots
+        self.per_qi: dict[str, dict[str, float]] = {}  # queue instance -> consumable -> booked
+        self.per_host: dict[str, dict[str, float]] = {}
+        self.per_cell: dict[str, float] = {}
+        self._holders: dict[tuple[str, ...], int] = {}  # each key of the sums -> how many grants hold it
+        self.exact = True  # every amount added was a whole number
+        self.with_maps = 0  # members holding resource map instances
+
+    def update(self, counted: Mapping[int, RunningJob]) -> CountedSums:
+        """The sums of ``counted`` (a pass's count of the jobs); ``self``."""
+        if self.exact:
+            members = self._members
+            known = 0
+            for n, rj in counted.items():
+                old = members.get(n)
+                if old is rj:
+                    known += 1
+                    continue
+                if old is not None:
+                    known += 1
+                    self._add(old, -1)
+                self._add(rj, 1)
+            if known < len(members):
+                for n, old in members.items():
+                    if n not in counted:
+                        self._add(old, -1)
+            if self.exact:
+                self._members = dict(counted)
+                return self
+        self._reset()  # a fraction was added or taken away: from scratch, in the jobs' order
+        for rj in counted.values():
+            self._add(rj, 1)
+        self._members = dict(counted)
+        return self
+
+    def _hold(self, key: tuple[str, ...], sign: int) -> bool:
+        """One more (or fewer) grant holds ``key``; whether none does any more."""
+        left = self._holders.get(key, 0) + sign
+        if left:
+            self._holders[key] = left
+            return False
+        del self._holders[key]
+        return True
+
+    def _add(self, rj: RunningJob, sign: int) -> None:
+        used, pe_used = self.used, self.pe_used
+        for qi, n in rj.used:
+            used[qi] = used.get(qi, 0) + sign * n
+            if self._hold(("u", qi), sign):
+                del used[qi]
+        for pe, n in rj.pe_used:
+            pe_used[pe] = pe_used.get(pe, 0) + sign * n
+            if self._hold(("p", pe), sign):
+                del pe_used[pe]
+        if rj.resource_maps:
+            self.with_maps += sign
+        per_cell = self.per_cell
+        for qi, host, amounts in rj.debits:
+            on_qi = self.per_qi.setdefault(qi, {})
+            on_host = self.per_host.setdefault(host, {})
+            for name, total in amounts:
+                if not (float(total).is_integer() and -_EXACT < total < _EXACT):
+                    self.exact = False
+                amount = sign * total
+                for where, sums, key in (("q", on_qi, qi), ("h", on_host, host), ("c", per_cell, "")):
+                    sums[name] = sums.get(name, 0.0) + amount
+                    if self._hold((where, key, name), sign):
+                        del sums[name]
+            if self._hold(("q", qi), sign):
+                del self.per_qi[qi]
+            if self._hold(("h", host), sign):
+                del self.per_host[host]
+
+    def booked(self) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]], dict[str, float]]:
+        """The consumables booked per queue instance, host and in the cell, as copies."""
+        return ({qi: dict(v) for qi, v in self.per_qi.items()},
+                {h: dict(v) for h, v in self.per_host.items()}, dict(self.per_cell))
+
+
 def running_tasks(counted: Mapping[int, RunningJob]) -> list[RunningTask]:
     """The running tasks of ``counted`` (a pass's count of the jobs), as load control sees them."""
     return [rt for rj in counted.values() for rt in rj.running_tasks]
@@ -150,10 +262,17 @@ class RunningJobs:
     def __init__(self, job_duration: Callable[[Any, float], float]) -> None:
         self._job_duration = job_duration
         self._jobs: dict[int, RunningJob] = {}
+        self._config: tuple[Any, ...] = ()  # the complexes and durations of what is kept
+        self._sums = CountedSums()
 
     def of(self, job: Job, cx: ComplexIndex, durations: tuple[float, float]) -> RunningJob:
         """What a pass counts of ``job``: kept, or counted again if it changed."""
-        key = _key(job, cx, durations)
+        config = (cx, durations)
+        if config != self._config:  # another configuration: every job is counted again
+            self._jobs.clear()
+            self._sums = CountedSums()
+            self._config = config
+        key = _key(job)
         found = self._jobs.get(job.number)
         if found is not None and found.key == key:
             return found
@@ -165,3 +284,8 @@ class RunningJobs:
         if len(self._jobs) > 2 * len(numbers) + 64:  # now and then, not each pass
             for n in [n for n in self._jobs if n not in numbers]:
                 del self._jobs[n]
+
+    def sums(self, counted: Mapping[int, RunningJob]) -> CountedSums:
+        """The sums of ``counted`` (a pass's count of the jobs), kept from the
+        pass before: read them before the next call."""
+        return self._sums.update(counted)

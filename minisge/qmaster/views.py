@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from minisge import scheduler
@@ -167,13 +167,37 @@ def _plain_pending(job: Job) -> bool:
     return not (job.tasks or job.is_array or job.task_holds or job.ad_held or job.restarted_pending)
 
 
+def brief_shape(job: Job, figures: dict | None = None) -> tuple[str, str, int, float, str, str]:
+    """A :func:`_plain_pending` job's listing line but its number and date:
+    (name, owner, slots, prio, state, holds), what like jobs share
+    (qstat_out.BriefJobs)."""
+    holds = job.hold_letters
+    return (job.name, job.owner, job.requested_slots() if job.spec.get("pe") else 1,
+            figures.get("prio", 0.0) if figures else 0.0,
+            "hqw" if holds or job.predecessors else "qw", holds + "j" if job.predecessors else holds)
+
+
 def brief_row(job: Job, figures: dict | None = None) -> list:
     """A :func:`_plain_pending` job's :func:`job_row` (without ``detail``)
-    as the values of ``qstat_out.BRIEF_KEYS``: a lighter reply for a long queue."""
-    holds = job.hold_letters
-    return [job.number, job.name, job.owner, int(job.submission_time),
-            job.requested_slots() if job.spec.get("pe") else 1, figures.get("prio", 0.0) if figures else 0.0,
-            "hqw" if holds or job.predecessors else "qw", holds + "j" if job.predecessors else holds]
+    as the values of ``qstat_out.BRIEF_KEYS``."""
+    name, owner, slots, prio, state, holds = brief_shape(job, figures)
+    return [job.number, name, owner, int(job.submission_time), slots, prio, state, holds]
+
+
+def brief_listing(jobs: Iterable[Job], figures: Mapping[int, dict]) -> dict[str, list]:
+    """:func:`_plain_pending` jobs (in job number order) as the listing sends
+    them (catalogue BRIEF_JOBS, qstat_out.BriefJobs): the shapes of their
+    lines (:func:`brief_shape`) and, three ints a job, its number, its
+    submission time and its shape's index."""
+    shapes: dict[tuple[str, str, int, float, str, str], int] = {}
+    columns: list[int] = []
+    for job in jobs:
+        shape = brief_shape(job, figures.get(job.number))
+        kind = shapes.get(shape)
+        if kind is None:
+            kind = shapes[shape] = len(shapes)
+        columns += (job.number, int(job.submission_time), kind)
+    return {"shapes": [list(shape) for shape in shapes], "columns": columns}
 
 
 def _detail_keys(job: Job, figures: dict) -> dict:
@@ -297,14 +321,15 @@ def _job_list(qm: Qmaster, req: dict, uid: int) -> dict:
     detail = req.get("detail", True)  # False: a plain listing (qstat without -ext/-pri/-urg/-r/-xml)
     brief = not detail and bool(req.get("brief"))
     figures = priorities(qm, detail=detail)
-    jobs, brief_jobs = [], []
+    jobs, plain = [], []
     everyone = users is None or "*" in users
-    for number in sorted(qm.jobs):
-        job = qm.jobs[number]
+    table = qm.jobs
+    for number in sorted(table):
+        job = table[number]
         if not everyone and job.owner not in users:
             continue
         if brief and _plain_pending(job):
-            brief_jobs.append(brief_row(job, figures.get(job.number)))
+            plain.append(job)
         else:
             jobs.append(job_row(job, figures.get(job.number), detail, _usage(qm, job) if detail else None))
     for row in jobs:  # qstat -g t: the MASTER line of a job_is_first_task FALSE job is one more
@@ -314,7 +339,7 @@ def _job_list(qm: Qmaster, req: dict, uid: int) -> dict:
     queues = [f"{c.qname}@{h}" for c, h in qm.config.queue_instances()]
     out: dict[str, Any] = {"jobs": jobs, "queues": queues}
     if brief:
-        out["brief_jobs"] = brief_jobs
+        out["brief_jobs"] = brief_listing(plain, figures)
     if req.get("finished"):
         out["finished"] = qm.finished.listing(users)
     return out

@@ -159,17 +159,24 @@ def qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> list
 
 
 def qsub_request(tj: TraceJob, setup: ReplayConfig, notes: dict[str, int],
-                 parsed: dict[tuple[str, ...], str]) -> dict[str, Any]:
+                 parsed: dict[tuple[Any, ...], tuple[str, tuple[str, ...]]]) -> dict[str, Any]:
     """qsub's request of ``tj`` (:func:`qsub_argv` read by qsub's parser), a
-    fresh copy: parsed once per owner and shape of job (its argv without
-    the name and run time, which are then set as the parser sets them: the
-    last ``-N`` and the last ``-l h_rt`` win, and goes last)."""
-    argv = qsub_argv(dataclasses.replace(tj, job_id=0, requested_time=None), setup, notes)
-    key = (tj.owner, *argv)
-    if key not in parsed:
-        parsed[key] = json.dumps(submit_options.parse_submission(
-            argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file))
-    req: dict[str, Any] = json.loads(parsed[key])
+    fresh copy: parsed once per owner and shape of job (what its argv is made
+    of but the name and run time, which are then set as the parser sets them:
+    the last ``-N`` and the last ``-l h_rt`` win, and goes last), with the
+    notes its argv makes counted for each job."""
+    key = (tj.owner, tj.slots, tj.queue, tj.project, tuple(t for t, _ in tj.tasks) if tj.is_array else None)
+    found = parsed.get(key)
+    if found is None:
+        made: dict[str, int] = {}
+        argv = qsub_argv(dataclasses.replace(tj, job_id=0, requested_time=None), setup, made)
+        found = parsed[key] = (json.dumps(submit_options.parse_submission(
+            argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file)),
+            tuple(n for n, count in made.items() for _ in range(count)))
+    text, made_notes = found
+    for note in made_notes:
+        notes[note] = notes.get(note, 0) + 1
+    req: dict[str, Any] = json.loads(text)
     if "-N" not in setup.qsub:
         req["job_name"] = f"trace{tj.job_id}"
     if tj.requested_time is not None:
@@ -251,12 +258,12 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     by_number: dict[int, TraceJob] = {}
     number_of: dict[int, int] = {}
     notes: dict[str, int] = {}
-    requests: dict[tuple[str, ...], str] = {}  # qsub's request of each shape of job, as JSON (see _request)
+    requests: dict[tuple[Any, ...], tuple[str, tuple[str, ...]]] = {}  # qsub's request of each shape of job
     uid, gid = os.getuid(), os.getgid()
     sc = qm.config.sched_conf
     capacity = sum(qi.slots for qi in qm.config.snapshot({}, qm.execds, now=r.now).qinstances)
     busy = 0  # the slots the running tasks hold
-    fewest_slots: dict[int, int] = {}  # job number -> the fewest slots a task of it starts on
+    fewest_slots: dict[int, int] = {}  # job with pending tasks -> the fewest slots a task of it starts on
     while events:
         at = _pass_time(r, qm, events[0][0])
         while events and events[0][0] <= at:
@@ -279,7 +286,8 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
                 continue
             number = int(reply["job_id"])
             job = qm.jobs[number]
-            fewest_slots[number] = _fewest_slots(job)
+            if job.pending:
+                fewest_slots[number] = _fewest_slots(job)
             job.owner, job.group = tj.owner, tj.group
             by_number[number], number_of[tj.job_id] = tj, number
             run_times = dict(zip(sorted(job.pending), [t for _, t in tj.tasks], strict=False))
@@ -289,7 +297,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
                     submit_time=tj.submit_time, start_time=None, end_time=None, run_time=run_time,
                     slots=tj.slots, placement=(), requested_time=tj.requested_time)
         r.now = max(r.now, at)
-        fewest = min((fewest_slots[n] for n, j in qm.jobs.items() if j.pending), default=None)
+        fewest = min(fewest_slots.values(), default=None)
         if fewest is None:
             continue  # a pass with no pending task starts nothing
         if capacity - busy < fewest and r.why is None:
@@ -310,6 +318,8 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
             busy += r.runs[key2].slots
             heapq.heappush(events, (end, END, seq, (job.number, task.task_id)))
             seq += 1
+            if not job.pending:
+                fewest_slots.pop(job.number, None)
         qm.dirty.clear()  # nothing is spooled (flush would write the jobs)
         qm.share_usage.unspooled.clear()
         if r.why is not None and r.why in number_of:

@@ -383,28 +383,39 @@ def evaluate(confs: Iterable[QueueLoadConf], loads: Mapping[str, Mapping[str, st
     ``global``) to reported load values; ``last_check`` is the previous
     decision's, so intervals carry over."""
     confs = list(confs)
-    tasks = sorted(tasks, key=lambda t: t.key)
+    tasks = list(tasks)
     d = Decision(last_check=dict(last_check or {}))
-    used: dict[str, int] = {}
-    for t in tasks:
-        for qi, n in t.granted:
-            used[qi] = used.get(qi, 0) + n
-    host_of = {c.name: c.host for c in confs}
     lc_hosts: dict[str, int] = {}
     lc_glob = 0
-    if adjustment is not None and adjustment.values and any(loads.get(c.host) for c in confs):
+    correcting = adjustment is not None and bool(adjustment.values) and any(loads.get(c.host) for c in confs)
+    subordinating = any(c.subordinates for c in confs)
+    suspended = [t for t in tasks if t.suspended_by]
+    # The order of the tasks decides between equals (suspension, resumption);
+    # a pass with no threshold, subordination, correction or suspended task
+    # has nothing to order (the common case: it skips the sort and the sums).
+    if correcting or subordinating or suspended or any(suspension_enabled(c) for c in confs):
+        tasks.sort(key=lambda t: t.key)
+        suspended.sort(key=lambda t: t.key)
+    if correcting:
+        assert adjustment is not None
         # (an instance whose host reported no load is checked against no threshold)
-        lc_hosts, lc_glob = correction_factors(tasks, now, adjustment.decay_time, host_of)
+        lc_hosts, lc_glob = correction_factors(tasks, now, adjustment.decay_time, {c.name: c.host for c in confs})
     glob = loads.get("global", {})
-    d.subordinated = subordinated(confs, used)
+    if subordinating:
+        used: dict[str, int] = {}
+        for t in tasks:
+            for qi, n in t.granted:
+                used[qi] = used.get(qi, 0) + n
+        d.subordinated = subordinated(confs, used)
     taken: set[tuple[int, int]] = set()
-    by_threshold = [t for t in tasks if "threshold" in t.suspended_by]  # (in task order)
+    by_threshold = [t for t in suspended if "threshold" in t.suspended_by]  # (in task order)
     for c in confs:
         if c.ambiguous:
             d.ambiguous[c.name] = ambiguity_messages(c.ambiguous)
         host_load = loads.get(c.host, {})
         lc_host = lc_hosts.get(c.host, 0) / 100.0
-        unavailable = bool(set(c.states) & set(_UNAVAILABLE)) or c.ambiguous or c.name in d.subordinated
+        unavailable = (bool(c.states) and any(s in _UNAVAILABLE for s in c.states)) or bool(c.ambiguous) \
+            or c.name in d.subordinated
         # an execd that has not yet sent its first load report is not overloaded
         unavailable = unavailable or not host_load
         if unavailable:
@@ -443,7 +454,7 @@ def evaluate(confs: Iterable[QueueLoadConf], loads: Mapping[str, Mapping[str, st
         if pick(c, tasks, taken) is not None:
             nd = now + c.suspend_interval
             d.next_due = nd if d.next_due is None else min(d.next_due, nd)
-    for t in tasks:
+    for t in tasks if d.subordinated else suspended:  # (not subordinated: only resumptions)
         in_sub = bool(d.subordinated) and any(qi in d.subordinated for qi, _n in t.granted)
         if in_sub and "subordinate" not in t.suspended_by:
             d.suspend.append((t.key, "subordinate"))

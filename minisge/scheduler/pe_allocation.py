@@ -133,9 +133,14 @@ def _take(a: Assignment, book: Book, qi: QInstance, want: int, master: bool, pe:
     """Book the most slots, up to ``want``, that ``qi`` can take; return how
     many it took (0: none, and nothing booked)."""
     hi = min(want, qi.slots - book.qi_used[qi.name])
-    if hi < 1 or fits_within_quotas(a, book, qi, 1, pe) is not None:
+    if hi < 1:
         return 0
-    lo = 1
+    if fits_within_quotas(a, book, qi, hi, pe) is None:  # all it may take (the usual case)
+        lo = hi
+    elif hi == 1 or fits_within_quotas(a, book, qi, 1, pe) is not None:
+        return 0
+    else:
+        lo, hi = 1, hi - 1
     while lo < hi:  # fitting is monotone in the slot count
         mid = (lo + hi + 1) // 2
         if fits_within_quotas(a, book, qi, mid, pe) is None:

@@ -84,6 +84,16 @@ class HostInfo:
     # sge_rsmap(5): the instances of each resource map the running jobs hold here
     rsmap_used: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
+    def in_use(self, load: Mapping[str, str], consumed: Mapping[str, float],
+               rsmap_used: Mapping[str, tuple[str, ...]]) -> HostInfo:
+        """This host with a pass's load, bookings and resource map instances
+        (as :meth:`QInstance.in_use`: a pass makes one of each host)."""
+        new = object.__new__(HostInfo)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields["load"], fields["consumed"], fields["rsmap_used"] = load, consumed, rsmap_used
+        return new
+
 
 @dataclass(frozen=True)
 class PE:
