@@ -8,7 +8,10 @@ and runs each scenario ``--runs`` times, printing medians (and the spread):
 - ``one connection``: N held jobs submitted as qsub submits them, over one
   Unix connection, one request after the other (the figure of bench_cell.py's
   "submitted over one connection"), then pipelined: up to ``--window``
-  requests sent ahead of their replies;
+  requests sent ahead of their replies; with ``--backlog B`` after B held
+  jobs were submitted (``--backlog-pending``: B pending jobs, not held, in a
+  disabled all.q: each submission then wakes a pass over them), with the
+  daemon's CPU time per request;
 - ``connections``: M processes, each with its own connection, each
   submitting N/M held jobs: what the group commit gives to concurrent clients;
 - ``qsub clients``: M processes each running a loop of K ``qsub -h -b y
@@ -168,6 +171,14 @@ class MiniCell:
         subprocess.run([cmd("minisge"), "start", "--slots", str(slots)], env=self.env, check=True,
                        capture_output=True)
 
+    def daemon_cpu(self) -> float:
+        """The daemon's CPU time so far (user and system), in seconds."""
+        with open(os.path.join(self.env["SGE_ROOT"], "default", "spool", "qmaster", "qmaster.pid")) as f:
+            pid = int(f.read())
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def qdel_all(self) -> None:
         subprocess.run([cmd("qdel"), "-u", "*"], env=self.env, capture_output=True)
 
@@ -184,6 +195,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--window", type=int, default=64, help="submissions in flight over the pipelined connection")
     ap.add_argument("--slots", type=int, default=4, help="slots of the cell's one host")
+    ap.add_argument("--backlog", type=int, default=0, help="held jobs in the cell before the one-connection runs")
+    ap.add_argument("--backlog-pending", action="store_true",
+                    help="the backlog pending in a disabled all.q instead of held")
     ap.add_argument("--only", default="", help="comma separated scenarios: one,connections,qsub,array,jobs")
     ap.add_argument("--peer", action="store_true", help="the real Grid Engine too, where it applies")
     ap.add_argument("--peer-array", type=int, default=20, help="tasks of the real Grid Engine's array")
@@ -196,13 +210,27 @@ def main() -> None:
         print(f"machine: {os.cpu_count()} cores, load {open('/proc/loadavg').read().split()[0]}; "
               f"N={args.jobs}, M={args.clients}, K={args.per_client}, {args.runs} runs, medians")
         if "one" in only:
-            rates = []
+            rates, cpus = [], []
+            req = HELD
+            if args.backlog:  # kept between the runs (the cell grows by N a run), deleted after them
+                if args.backlog_pending:
+                    subprocess.run([cmd("qmod"), "-d", "all.q"], env=cell.env, check=True, capture_output=True)
+                    req = {k: v for k, v in HELD.items() if k != "hold"}
+                submit_pipelined(cell.socket, args.backlog, req, args.window)
             for _ in range(args.runs):
+                c0 = cell.daemon_cpu()
                 t0 = time.perf_counter()
-                submit_over_connection(cell.socket, args.jobs, HELD)
+                submit_over_connection(cell.socket, args.jobs, req)
                 rates.append(args.jobs / (time.perf_counter() - t0))
+                cpus.append((cell.daemon_cpu() - c0) / args.jobs * 1000)
+                if not args.backlog:
+                    cell.qdel_all()
+            if args.backlog:
                 cell.qdel_all()
-            print(f"one connection, {args.jobs} held jobs, one after the other: {med(rates)}")
+                subprocess.run([cmd("qmod"), "-e", "all.q"], env=cell.env, capture_output=True)
+            kind = f"after {args.backlog} {'pending' if args.backlog_pending else 'held'}, " if args.backlog else ""
+            print(f"one connection, {args.jobs} {'pending' if req is not HELD else 'held'} jobs, {kind}"
+                  f"one after the other: {med(rates)}, daemon CPU {statistics.median(cpus):.2f} ms each")
             rates = []
             for _ in range(args.runs):
                 t0 = time.perf_counter()

@@ -655,8 +655,9 @@ class ConfigState:
     def running_jobs_of(self, jobs: Mapping[int, Job]) -> dict[int, RunningJob]:
         """What a pass counts of each of ``jobs`` that has a task or is not
         held as a whole (kept between passes: :mod:`minisge.qmaster.running_jobs`;
-        a held job with no task counts for nothing: a long queue of held jobs
-        costs a pass one look each)."""
+        a held job with no task counts for nothing; a pass hands it only the
+        jobs :class:`minisge.qmaster.job_index.JobIndex` considers, so that a
+        long queue of held jobs costs a pass nothing)."""
         cx = self.complex_index
         durations = (self.sched_conf.default_duration_seconds, self.sched_conf.duration_offset)
         of = self.running_jobs.of

@@ -42,6 +42,7 @@ from minisge.qmaster.finished_jobs import FinishedJobs
 from minisge.qmaster.job import ERROR, RESCHEDULING, RUNNING, Grant, Job, SharedSpec, Task
 from minisge.qmaster.job_control import JobControl, end_of_rescheduled, rerun_outcome
 from minisge.qmaster.job_facts import execution_time
+from minisge.qmaster.job_index import JobIndex
 from minisge.qmaster.load_control import LoadControl
 from minisge.qmaster.outbox import ExecdLink, Outbox
 from minisge.qmaster.pe_tasks import PeTasks
@@ -103,6 +104,8 @@ class Qmaster:
         self.config = ConfigState(self.spool, host)
         self.share_usage = ShareUsage(self.spool, self.config)  # sge_share_tree(5): the tree and the users' usage
         self.jobs: dict[int, Job] = {}
+        # which jobs a pass looks at (not the held ones), the immediate ones, the coming -a times
+        self.index = JobIndex()
         # the requests like jobs share (job.SharedSpec), by their JSON text, each while a job holds it
         self.request_shapes: weakref.WeakValueDictionary[str, SharedSpec] = weakref.WeakValueDictionary()
         self.last_job_id = 0
@@ -154,6 +157,7 @@ class Qmaster:
                 if len(self.jobs) % LOAD_PROGRESS == 0:  # minisge start waits while the log grows
                     log.info("reading the job database: %d entries so far", len(self.jobs))
         job_dependencies.after_load(self.jobs)
+        self.index.add_all(self.jobs.values())
         log.info("read job database with %d entries in %d seconds", len(self.jobs), time.monotonic() - started)
 
     @staticmethod
@@ -177,6 +181,8 @@ class Qmaster:
         runs or ran; an end already in the accounting file is not written
         twice); only an operating-system crash can lose it.
         """
+        if job.number in self.jobs:  # every change of a job is written: the index files it again
+            self.index.update(job)
         if job.is_done():
             self.spool.delete_job(job.number)
         else:
@@ -215,6 +221,7 @@ class Qmaster:
     def job_left(self, job: Job) -> None:
         """A done job leaves the qmaster's jobs for its finished jobs (qstat -s z)."""
         if self.jobs.pop(job.number, None) is not None:
+            self.index.remove(job)
             self.finished.job_left(job)
 
     def append_record(self, record: AccountingRecord, sync: bool = True) -> None:
@@ -433,8 +440,10 @@ class Qmaster:
     def accept_job(self, job: Job) -> None:
         """A new job, on disk, joins the cell's jobs."""
         self.jobs[job.number] = job
-        log.info("job %d submitted by %s", job.number, job.owner)
-        self.changed()
+        self.index.add(job)
+        log.debug("job %d submitted by %s", job.number, job.owner)  # as 8.1.9, whose messages file says nothing
+        if job.number in self.index.considered or job.number in self.index.immediate:
+            self.changed()  # a job held as a whole cannot start, nor change what a pass does: none for it
 
     def consume_job_id(self, job_id: int) -> None:
         """A job id given to a request that did not become a job (qsub -w v,
@@ -584,6 +593,7 @@ class Qmaster:
             self.write_job(job)
         except SpoolError as err:
             job.restore(before)
+            self.index.update(job)  # filed as it was
             return [str(err), f"deletion of job {job.number} was rejected because it couldn't be written"], False, 1
         if job.is_done():
             self.job_left(job)
@@ -687,6 +697,7 @@ class Qmaster:
             self.write_job(job)
         except SpoolError as err:
             job.restore(before)
+            self.index.update(job)  # filed as it was
             return [str(err), f"alteration of job {job.number} was rejected because it couldn't be written"]
         return []
 
@@ -971,13 +982,17 @@ class Qmaster:
 
     # ------------------------------------------------------------ scheduling
     def schedule(self) -> list[tuple[Job, Task]]:
+        """One scheduling pass over the jobs it may start or that hold
+        something (``job_index.py:JobIndex``: a held job is not looked at),
+        its dispatches applied; the tasks it started (spooled by :meth:`flush`)."""
         now = self.clock()
+        jobs = self.indexed_jobs()
         with gc_paused():
-            counted = self.config.running_jobs_of(self.jobs)
-            snap = self.config.snapshot(self.jobs, self.execds, now=now, explain=self.explains_pending(),
+            counted = self.config.running_jobs_of(jobs)
+            snap = self.config.snapshot(jobs, self.execds, now=now, explain=self.explains_pending(),
                                         counted=counted)
             snap = self.load_control.apply(snap, counted)  # thresholds, subordination: states a A S, suspend/resume
-            snap = self.with_tickets(snap, now)
+            snap = self.with_tickets(snap, now, jobs)
             if self.reservations.ars:
                 snap = dataclasses.replace(snap, reservations=self.reservations.snapshot())
             plan = scheduler.schedule(snap)
@@ -1012,6 +1027,15 @@ class Qmaster:
         self.drop_unscheduled_immediate({job.number for job, _ in started})
         return started
 
+    def indexed_jobs(self) -> dict[int, Job]:
+        """The jobs a pass considers (``job_index.py:JobIndex.considered``),
+        the jobs changed and not yet written (marked for :meth:`flush`) filed
+        again first: every other change of a job was written, and filed then."""
+        for job in self.dirty.values():
+            if job.number in self.jobs:
+                self.index.update(job)
+        return self.index.considered
+
     def explains_pending(self) -> bool:
         """sched_conf(5) schedd_job_info: does a pass find why the jobs it
         cannot start wait (``false``: it does not look)."""
@@ -1028,15 +1052,20 @@ class Qmaster:
         except OSError as e:
             log.warning("cannot write the schedule file: %s", e)
 
-    def ticket_input(self, now: float, free_slots: int) -> tuple[Any, tuple[Any, ...]] | None:
-        """The ticket policies' input (sge_priority(5)) at ``now``: the share tree, usage, shares."""
-        return self.share_usage.ticket_input(self.jobs, now, self.config.sched_conf, self.config.projects,
-                                             free_slots, self.usage_of)
+    def ticket_input(self, now: float, free_slots: int,
+                     jobs: Mapping[int, Job] | None = None) -> tuple[Any, tuple[Any, ...]] | None:
+        """The ticket policies' input (sge_priority(5)) at ``now``: the share
+        tree, usage, shares; the tasks of ``jobs`` (all the jobs by default;
+        a held job with no task has none to weigh)."""
+        return self.share_usage.ticket_input(self.jobs if jobs is None else jobs, now, self.config.sched_conf,
+                                             self.config.projects, free_slots, self.usage_of)
 
-    def with_tickets(self, snap: scheduler.Snapshot, now: float) -> scheduler.Snapshot:
-        """The snapshot with the ticket policies' input (ntckts of the dispatch order)."""
+    def with_tickets(self, snap: scheduler.Snapshot, now: float,
+                     jobs: Mapping[int, Job] | None = None) -> scheduler.Snapshot:
+        """The snapshot with the ticket policies' input (ntckts of the dispatch
+        order), of ``jobs`` (the pass's: :meth:`ticket_input`)."""
         free = sum(max(0, qi.slots - qi.used) for qi in snap.qinstances)
-        found = self.ticket_input(now, free)
+        found = self.ticket_input(now, free, jobs)
         if found is None:
             return snap
         return dataclasses.replace(snap, tickets=found[0], ticket_tasks=found[1])
@@ -1047,7 +1076,7 @@ class Qmaster:
         (never ran: no accounting record) and a job left with none is gone.
         Its waiting qsub hears ``scheduled`` (``started``: jobs this pass
         dispatched) or the job's end."""
-        for job in [j for j in self.jobs.values() if j.spec.get("now")]:
+        for job in list(self.index.immediate.values()):
             if job.number in started:
                 self.notify_waiters(job, event="scheduled")
             if not job.pending:
@@ -1067,12 +1096,9 @@ class Qmaster:
         """The earliest qsub -a execution time still to come of a job with a
         pending task, or start or end time of an advance reservation (the
         scheduler loop runs a pass then), or None."""
-        now = self.clock()
-        times = [j.execution_time for j in self.jobs.values() if j.execution_time > now and j.pending]
+        job_time = self.index.next_execution_time(self.jobs, self.clock())
         ar_time = self.reservations.next_event_time()
-        if ar_time is not None:
-            times.append(ar_time)
-        return min(times, default=None)
+        return min((t for t in (job_time, ar_time) if t is not None), default=None)
 
     def reservation_jobs(self, ar_id: int) -> list[Job]:
         """The jobs submitted into advance reservation ``ar_id`` (qsub -ar)."""
