@@ -83,18 +83,18 @@ def set_process_title(name: str, title: str, area: tuple[int, int] | None = None
     (/proc/PID/comm, prctl PR_SET_NAME, 15 bytes) and ``title`` as its
     arguments (the process's argv area, ``area`` or read from /proc, padded
     with NULs; Python keeps its own copy of argv, so nothing reads this
-    memory any more).  Best effort."""
+    memory any more).  The arguments first: whoever finds the process by
+    its new name sees its new arguments too.  Best effort."""
     try:
-        if LIBC is not None:
-            LIBC.prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
         if area is None:
             area = argv_area()
-        if area is None:
-            return
-        arg_start, arg_end = area
-        size = arg_end - arg_start
-        if 0 < size <= 1 << 16:
-            ctypes.memmove(arg_start, title.encode()[:size - 1].ljust(size, b"\0"), size)
+        if area is not None:
+            arg_start, arg_end = area
+            size = arg_end - arg_start
+            if 0 < size <= 1 << 16:
+                ctypes.memmove(arg_start, title.encode()[:size - 1].ljust(size, b"\0"), size)
+        if LIBC is not None:
+            LIBC.prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
     except (OSError, ValueError, AttributeError):
         pass
 
