@@ -302,10 +302,7 @@ def _exec_child(child: Child, errpipe_w: int) -> None:
         if child.cpus:
             os.sched_setaffinity(0, child.cpus)
         if root:
-            uid, gid, groups = child.owner
-            os.setgroups(groups or [gid])
-            os.setegid(gid)
-            os.seteuid(uid)
+            take_owner_ids(child)
         stage = SSTATE_NO_CWD
         os.chdir(child.cwd)
         stage = SSTATE_OPEN_OUTPUT
@@ -377,6 +374,16 @@ def no_rusage() -> resource.struct_rusage:
     return resource.struct_rusage((0.0, 0.0) + (0,) * 14)
 
 
+def take_owner_ids(child: Child) -> None:
+    """As root: the job owner's supplementary groups and effective ids, the
+    set-up before the working directory and the files are opened as the owner
+    (a forked child's, or the shepherd's own before a spawn, undone after)."""
+    uid, gid, groups = child.owner
+    os.setgroups(groups or [gid])
+    os.setegid(gid)
+    os.seteuid(uid)
+
+
 def spawnable(child: Child) -> bool:
     """Can ``child`` be started by :func:`spawn_child` (posix_spawn: no copy of
     the shepherd's memory): nothing of its set-up needs code of ours between
@@ -403,10 +410,7 @@ def spawn_child(child: Child) -> tuple[int | None, str]:
     try:
         try:
             if root:
-                uid, gid, owner_groups = child.owner
-                os.setgroups(owner_groups or [gid])
-                os.setegid(gid)
-                os.seteuid(uid)
+                take_owner_ids(child)
             stage = SSTATE_NO_CWD
             os.chdir(child.cwd)
             stage = SSTATE_OPEN_OUTPUT

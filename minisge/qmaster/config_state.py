@@ -660,8 +660,8 @@ class ConfigState:
         long queue of held jobs costs a pass nothing)."""
         cx = self.complex_index
         durations = (self.sched_conf.default_duration_seconds, self.sched_conf.duration_offset)
-        of = self.running_jobs.of
-        counted = {n: of(job, cx, durations) for n, job in jobs.items()
+        of = self.running_jobs.counter(cx, durations)
+        counted = {n: of(job) for n, job in jobs.items()
                    if job.tasks or job.held_pending() is not None}
         self.running_jobs.forget_others(counted)
         return counted

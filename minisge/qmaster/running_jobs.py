@@ -265,19 +265,26 @@ class RunningJobs:
         self._config: tuple[Any, ...] = ()  # the complexes and durations of what is kept
         self._sums = CountedSums()
 
-    def of(self, job: Job, cx: ComplexIndex, durations: tuple[float, float]) -> RunningJob:
-        """What a pass counts of ``job``: kept, or counted again if it changed."""
+    def counter(self, cx: ComplexIndex, durations: tuple[float, float]) -> Callable[[Job], RunningJob]:
+        """What a pass counts of a job under the complexes ``cx`` and the
+        ``durations`` (sched_conf default_duration, duration_offset): kept, or
+        counted again if the job changed.  The configuration is compared once
+        a pass, here: another one counts every job again."""
         config = (cx, durations)
-        if config != self._config:  # another configuration: every job is counted again
+        if config != self._config:
             self._jobs.clear()
             self._sums = CountedSums()
             self._config = config
-        key = _key(job)
-        found = self._jobs.get(job.number)
-        if found is not None and found.key == key:
+        kept, make = self._jobs, self._job_duration
+
+        def of(job: Job) -> RunningJob:
+            key = _key(job)
+            found = kept.get(job.number)
+            if found is None or found.key != key:
+                found = kept[job.number] = RunningJob(job, key, cx, durations, make)
             return found
-        found = self._jobs[job.number] = RunningJob(job, key, cx, durations, self._job_duration)
-        return found
+
+        return of
 
     def forget_others(self, numbers: Any) -> None:
         """Drop what was kept of jobs not in ``numbers`` (the jobs of the pass)."""

@@ -159,7 +159,7 @@ def qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> list
 
 
 def qsub_request(tj: TraceJob, setup: ReplayConfig, notes: dict[str, int],
-                 parsed: dict[tuple[Any, ...], tuple[str, tuple[str, ...]]]) -> dict[str, Any]:
+                 parsed: dict[tuple[Any, ...], tuple[str, tuple[tuple[str, int], ...]]]) -> dict[str, Any]:
     """qsub's request of ``tj`` (:func:`qsub_argv` read by qsub's parser), a
     fresh copy: parsed once per owner and shape of job (what its argv is made
     of but the name and run time, which are then set as the parser sets them:
@@ -172,10 +172,10 @@ def qsub_request(tj: TraceJob, setup: ReplayConfig, notes: dict[str, int],
         argv = qsub_argv(dataclasses.replace(tj, job_id=0, requested_time=None), setup, made)
         found = parsed[key] = (json.dumps(submit_options.parse_submission(
             argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file)),
-            tuple(n for n, count in made.items() for _ in range(count)))
+            tuple(made.items()))
     text, made_notes = found
-    for note in made_notes:
-        notes[note] = notes.get(note, 0) + 1
+    for note, count in made_notes:
+        notes[note] = notes.get(note, 0) + count
     req: dict[str, Any] = json.loads(text)
     if "-N" not in setup.qsub:
         req["job_name"] = f"trace{tj.job_id}"
@@ -258,7 +258,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     by_number: dict[int, TraceJob] = {}
     number_of: dict[int, int] = {}
     notes: dict[str, int] = {}
-    requests: dict[tuple[Any, ...], tuple[str, tuple[str, ...]]] = {}  # qsub's request of each shape of job
+    requests: dict[tuple[Any, ...], tuple[str, tuple[tuple[str, int], ...]]] = {}  # qsub's request of each shape of job
     uid, gid = os.getuid(), os.getgid()
     sc = qm.config.sched_conf
     capacity = sum(qi.slots for qi in qm.config.snapshot({}, qm.execds, now=r.now).qinstances)
