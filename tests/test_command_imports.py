@@ -92,6 +92,40 @@ def test_a_plain_command_loads_no_heavy_module(name, tmp_path):
     assert not loaded, f"{name} loads " + "; ".join(f"{m} ({HEAVY[m]})" for m in loaded)
 
 
+#: What the plainest qsub and qstat load of the output modules they print nothing with
+#: (minisge/output/__init__.py: WHEN_USED, loaded at their first use).
+NOT_PRINTED = ("minisge.output.job_detail_out", "minisge.output.json_views", "minisge.output.submit_verify",
+               "minisge.output.qacct_out", "minisge.output.qhost_out")
+
+
+@pytest.mark.parametrize(("name", "runs"), [("qsub", [["-h", "-b", "y", "/bin/true"]]), ("qstat", [[], ["-f"]])])
+def test_a_plain_qsub_or_qstat_loads_no_output_module_it_does_not_print_with(name, runs, tmp_path):
+    """No -j, -verify or -fmt json: job_detail_out, submit_verify, json_views
+    (and the qacct and qhost output it imports) stay unloaded, ~4 M
+    instructions of a qstat's 48 M."""
+    env = dict(os.environ, SGE_ROOT=str(tmp_path / "no-cell"), HOME=str(tmp_path))
+    env.pop("SGE_CELL", None)
+    out = tmp_path / "loaded"
+    p = subprocess.run([sys.executable, "-c", PROBE, str(out), f"minisge.cli.{name}", ",".join(NOT_PRINTED),
+                        *("\x1f".join(argv) for argv in runs)],
+                       env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert out.read_text().split() == []
+
+
+def test_the_output_modules_loaded_when_used_are_there_when_used(tmp_path):
+    """minisge.output's WHEN_USED: each is an attribute of the package at its
+    first use, the module itself; a name not listed is an AttributeError."""
+    probe = ("import sys\nfrom minisge import output\n"
+             "for name in sorted(output.WHEN_USED):\n"
+             "    assert f'minisge.output.{name}' not in sys.modules, name\n"
+             "    assert getattr(output, name) is sys.modules[f'minisge.output.{name}'], name\n"
+             "try:\n    output.qstat_outx\nexcept AttributeError:\n    print('ok')\n")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "ok\n"
+
+
 def test_the_probe_sees_a_heavy_import(tmp_path):
     """The probe itself: a module that imports json is caught."""
     (tmp_path / "heavy_cmd.py").write_text("import json\n\ndef main(argv):\n    return 0\n")
