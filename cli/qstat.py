@@ -18,12 +18,12 @@ starts as fast as the interpreter.
 
 from __future__ import annotations
 
-import os
+import posix  # not os (minisge.cell says why)
 import pwd
 import sys
 
 from minisge import output  # job_detail_out and json_views loaded when used (minisge/output/__init__.py)
-from minisge.cell import Cell
+from minisge.cell import Cell, environment, join_path
 from minisge.formats import wc_queue
 from minisge.formats.wildcard import fnmatch
 from minisge.output import qstat_out
@@ -181,9 +181,9 @@ def parse_args(argv: list[str]) -> Args:
 
 def default_files(cell_common: str, home: str | None) -> list[str]:
     """sge_qstat(5): the cell's ``common/sge_qstat``, then ``~/.sge_qstat``."""
-    files = [os.path.join(cell_common, "sge_qstat")]
+    files = [join_path(cell_common, "sge_qstat")]
     if home:
-        files.append(os.path.join(home, ".sge_qstat"))
+        files.append(join_path(home, ".sge_qstat"))
     return files
 
 
@@ -240,9 +240,9 @@ _FORMAT_OPTIONS = {"-xml": "-fmt", "-json": "-fmt"}
 
 def _home() -> str | None:
     try:
-        return pwd.getpwuid(os.getuid()).pw_dir
+        return pwd.getpwuid(posix.getuid()).pw_dir
     except KeyError:
-        return os.environ.get("HOME")
+        return environment().get("HOME")
 
 
 def set_format(args: Args, fmt: str) -> None:
@@ -428,9 +428,10 @@ def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, An
 
 def _options(args: Args) -> qstat_out.Options:
     width = qstat_out.QUEUE_WIDTH
-    if os.environ.get("SGE_LONG_QNAMES"):
+    long_names = environment().get("SGE_LONG_QNAMES")
+    if long_names:
         try:
-            width = max(10, int(os.environ["SGE_LONG_QNAMES"]))
+            width = max(10, int(long_names))
         except ValueError:
             pass
     return qstat_out.Options(ext="-ext" in args.flags, pri="-pri" in args.flags,

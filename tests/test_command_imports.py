@@ -113,6 +113,44 @@ def test_a_plain_qsub_or_qstat_loads_no_output_module_it_does_not_print_with(nam
     assert out.read_text().split() == []
 
 
+#: The source tree's packages as an editable install maps them, for a probe
+#: started without site.py (as the launchers start a command).
+BARE_PROBE = """
+import sys
+from _frozen_importlib_external import spec_from_file_location
+
+TREE = {"minisge": %(top)r + "/minisge", "minisge.cli": %(top)r + "/cli"}
+
+
+class Tree:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        where = TREE.get(name)
+        return where and spec_from_file_location(name, where + "/__init__.py", submodule_search_locations=[where])
+
+
+sys.meta_path.append(Tree)
+before = set(sys.modules)
+module = __import__(sys.argv[1], fromlist=["main"])
+try:
+    module.main(sys.argv[2:])
+except SystemExit:
+    pass
+print(" ".join(sorted(m for m in ("os", "posixpath", "_collections_abc") if m in sys.modules and m not in before)))
+"""
+
+
+@pytest.mark.parametrize(("name", "argv"), [("qsub", ["-h", "-b", "y", "/bin/true"]), ("qstat", [])])
+def test_a_plain_qsub_or_qstat_started_as_the_launchers_start_it_loads_no_os(name, argv, tmp_path):
+    """os, with collections.abc's classes, was ~5.6 M of a qsub's 42 M
+    instructions: minisge.cell gives the environment and paths without it."""
+    env = {"SGE_ROOT": str(tmp_path / "no-cell"), "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+    p = subprocess.run([sys.executable, "-I", "-S", "-c", BARE_PROBE % {"top": TOP}, f"minisge.cli.{name}", *argv],
+                       env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split("\n")[-2] == "", p.stdout
+
+
 def test_the_output_modules_loaded_when_used_are_there_when_used(tmp_path):
     """minisge.output's WHEN_USED: each is an attribute of the package at its
     first use, the module itself; a name not listed is an AttributeError."""
