@@ -22,10 +22,8 @@ import posix  # not os (minisge.cell says why)
 import pwd
 import sys
 
-from minisge import output  # job_detail_out and json_views loaded when used (minisge/output/__init__.py)
+from minisge import formats, output  # wc_queue, wildcard, job_detail_out, json_views: loaded when used (WHEN_USED)
 from minisge.cell import Cell, environment, join_path
-from minisge.formats import wc_queue
-from minisge.formats.wildcard import fnmatch
 from minisge.output import qstat_out
 from minisge.output.text import printable
 from minisge.protocol import operations
@@ -35,6 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from minisge.formats import wc_queue, wildcard  # noqa: F401  (formats.NAME: loaded when used)
     from minisge.output import job_detail_out, json_views  # noqa: F401  (output.NAME: loaded when used)
 
 #: qstat's usage text (qstat_usage), printed on stdout by -help and on
@@ -338,7 +337,7 @@ def _queue_matches(name: str, patterns: list[str]) -> bool:
     expressions (a queue domain ``cq@@hostgroup`` needs the host groups,
     which the reply does not carry: it names nothing here)."""
     cq, _, host = name.partition("@")
-    return wc_queue.list_matches(patterns, cq, host)
+    return formats.wc_queue.list_matches(patterns, cq, host)
 
 
 def select_jobs(jobs: list[dict[str, Any]], states: str, queues: set[str] | None,
@@ -416,7 +415,7 @@ def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, An
             continue
         if args.pe is not None:
             offered = q.get("pe_list") or []
-            if not any(fnmatch(pat, pe) for pe in offered for pat in args.pe):
+            if not any(formats.wildcard.fnmatch(pat, pe) for pe in offered for pat in args.pe):
                 continue
         out.append(q)
     return out

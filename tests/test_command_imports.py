@@ -92,17 +92,18 @@ def test_a_plain_command_loads_no_heavy_module(name, tmp_path):
     assert not loaded, f"{name} loads " + "; ".join(f"{m} ({HEAVY[m]})" for m in loaded)
 
 
-#: What the plainest qsub and qstat load of the output modules they print nothing with
-#: (minisge/output/__init__.py: WHEN_USED, loaded at their first use).
+#: What the plainest qsub and qstat do not load of the modules they print or match nothing with
+#: (minisge.output's and minisge.formats' WHEN_USED, loaded at their first use).
 NOT_PRINTED = ("minisge.output.job_detail_out", "minisge.output.json_views", "minisge.output.submit_verify",
-               "minisge.output.qacct_out", "minisge.output.qhost_out")
+               "minisge.output.qacct_out", "minisge.output.qhost_out", "minisge.formats.wc_queue",
+               "minisge.formats.wildcard")
 
 
 @pytest.mark.parametrize(("name", "runs"), [("qsub", [["-h", "-b", "y", "/bin/true"]]), ("qstat", [[], ["-f"]])])
 def test_a_plain_qsub_or_qstat_loads_no_output_module_it_does_not_print_with(name, runs, tmp_path):
-    """No -j, -verify or -fmt json: job_detail_out, submit_verify, json_views
-    (and the qacct and qhost output it imports) stay unloaded, ~4 M
-    instructions of a qstat's 48 M."""
+    """No -j, -verify, -fmt json, -q or -pe: job_detail_out, submit_verify,
+    json_views (and the qacct and qhost output it imports), wc_queue and
+    wildcard stay unloaded, ~6 M instructions of a qstat's 48 M."""
     env = dict(os.environ, SGE_ROOT=str(tmp_path / "no-cell"), HOME=str(tmp_path))
     env.pop("SGE_CELL", None)
     out = tmp_path / "loaded"
@@ -151,14 +152,17 @@ def test_a_plain_qsub_or_qstat_started_as_the_launchers_start_it_loads_no_os(nam
     assert p.stdout.split("\n")[-2] == "", p.stdout
 
 
-def test_the_output_modules_loaded_when_used_are_there_when_used(tmp_path):
-    """minisge.output's WHEN_USED: each is an attribute of the package at its
-    first use, the module itself; a name not listed is an AttributeError."""
-    probe = ("import sys\nfrom minisge import output\n"
-             "for name in sorted(output.WHEN_USED):\n"
-             "    assert f'minisge.output.{name}' not in sys.modules, name\n"
-             "    assert getattr(output, name) is sys.modules[f'minisge.output.{name}'], name\n"
-             "try:\n    output.qstat_outx\nexcept AttributeError:\n    print('ok')\n")
+@pytest.mark.parametrize("package", ["output", "formats"])
+def test_the_modules_loaded_when_used_are_there_when_used(package):
+    """minisge.output's and minisge.formats' WHEN_USED: each is an attribute
+    of the package at its first use, the module itself; a name not listed is
+    an AttributeError."""
+    probe = (f"import sys\nfrom minisge import {package} as package\n"
+             "names = sorted(package.WHEN_USED)\n"
+             "assert not [n for n in names if f'{package.__name__}.{n}' in sys.modules]\n"
+             "for name in names:\n"
+             "    assert getattr(package, name) is sys.modules[f'{package.__name__}.{name}'], name\n"
+             "try:\n    package.no_such_module\nexcept AttributeError:\n    print('ok')\n")
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout == "ok\n"

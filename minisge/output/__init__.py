@@ -9,7 +9,6 @@ cattrs) and never touch files, sockets or the clock: the qmaster sends plain
 dicts, whose keys each module's docstring lists (that is the contract).
 """
 
-import sys
 
 #: The output modules a command loads only when it prints with them, as
 #: attributes of this package (``output.json_views.qstat_view(...)``, PEP 562):
@@ -25,5 +24,4 @@ def __getattr__(name: str) -> object:
     system then sets it on the package: this runs once a module)."""
     if name not in WHEN_USED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    __import__(f"{__name__}.{name}")
-    return sys.modules[f"{__name__}.{name}"]
+    return __import__(f"{__name__}.{name}", fromlist=["__name__"])
