@@ -30,6 +30,12 @@ def _contribution(requests: tuple[tuple[str, str], ...], slots: int, cx: Complex
     return job_order.resource_contribution(requests, slots, cx)[0]
 
 
+#: the name a pending task keeps its resource contribution under, with the
+#: complexes and slot count it is of (no field: not compared, not printed;
+#: a snapshot may hand a pass the same task objects as the pass before)
+_KEPT = "_urgency"
+
+
 def pending_facts(snap: Snapshot) -> list[job_order.JobFacts]:
     """job_order.JobFacts of the pending jobs of ``snap`` (one per job, from
     its first task) followed by the running jobs' (``snap.running``)."""
@@ -72,11 +78,17 @@ def priorities(snap: Snapshot) -> dict[int, float]:
         job_id = t.job_id
         if t.held or job_id in urg:
             continue
-        requests, pe = t.requests, t.pe
+        pe = t.pe
         slots = slots_of.get(pe)
         if slots is None:
             slots = slots_of[pe] = job_order.job_slot_request(pe, pes)
-        u = _contribution(tuple(requests.items()) if requests else (), slots, cx)
+        kept = t.__dict__.get(_KEPT)  # (complexes, slots, contribution) of a pass before
+        if kept is not None and kept[0] is cx and kept[1] == slots:
+            u = kept[2]
+        else:
+            requests = t.requests
+            u = _contribution(tuple(requests.items()) if requests else (), slots, cx)
+            object.__setattr__(t, _KEPT, (cx, slots, u))
         if w_wait:
             u += w_wait * max(0.0, now - t.submission_time)
         if w_dead and t.deadline:
