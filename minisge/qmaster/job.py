@@ -104,11 +104,13 @@ def shared_spec(spec: dict[str, Any]) -> dict[str, Any]:
     same dict, lists and maps), so whoever holds them sees the same values."""
     for key in [k for k, v in spec.items() if v is None]:
         del spec[key]
-    _share(spec)
+    share_words(spec)
     return spec
 
 
-def _share(value: Any) -> None:
+def share_words(value: Any) -> None:
+    """The keys and short strings of a request's maps and lists, at every
+    depth, made the shared copies (:func:`shared_text`), in place."""
     if type(value) is dict:
         renamed = False
         for k, v in value.items():  # a value replaced under its key: the dict keeps its size and order
@@ -117,7 +119,7 @@ def _share(value: Any) -> None:
                 if len(v) <= _INTERN_MAX and (s := sys.intern(v)) is not v:
                     value[k] = s
             elif (kind is dict or kind is list) and v:
-                _share(v)
+                share_words(v)
             if not renamed and type(k) is str and sys.intern(k) is not k:
                 renamed = True
         if renamed:  # a key that is not the shared copy: the dict made again, in its order
@@ -131,7 +133,7 @@ def _share(value: Any) -> None:
                 if len(v) <= _INTERN_MAX and (s := sys.intern(v)) is not v:
                     value[i] = s
             elif (kind is dict or kind is list) and v:
-                _share(v)
+                share_words(v)
 
 
 class SharedSpec(dict[str, Any]):

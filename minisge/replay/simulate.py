@@ -66,7 +66,7 @@ from minisge.formats import submit_options
 from minisge.formats.swf import Trace, TraceJob
 from minisge.qmaster import views
 from minisge.qmaster.config_state import ConfigState, RequestError
-from minisge.qmaster.job import Job, Task
+from minisge.qmaster.job import Job, Task, share_words
 from minisge.qmaster.qmaster import Qmaster
 from minisge.qmaster.spool import QmasterSpool
 from minisge.replay.config import ReplayConfig
@@ -168,24 +168,28 @@ def qsub_argv(job: TraceJob, setup: ReplayConfig, notes: dict[str, int]) -> list
 
 
 def qsub_request(tj: TraceJob, setup: ReplayConfig, notes: dict[str, int],
-                 parsed: dict[tuple[Any, ...], tuple[str, tuple[tuple[str, int], ...]]]) -> dict[str, Any]:
+                 parsed: dict[tuple[Any, ...], tuple[dict[str, Any], tuple[tuple[str, int], ...]]]) -> dict[str, Any]:
     """qsub's request of ``tj`` (:func:`qsub_argv` read by qsub's parser), a
     fresh copy: parsed once per owner and shape of job (what its argv is made
     of but the name and run time, which are then set as the parser sets them:
     the last ``-N`` and the last ``-l h_rt`` win, and goes last), with the
-    notes its argv makes counted for each job."""
+    notes its argv makes counted for each job.  The parse is kept with its
+    words shared as the qmaster shares a job's (``share_words``), so that
+    the copies' words are the shared ones already."""
     key = (tj.owner, tj.slots, tj.queue, tj.project, tuple(t for t, _ in tj.tasks) if tj.is_array else None)
     found = parsed.get(key)
     if found is None:
         made: dict[str, int] = {}
         argv = qsub_argv(dataclasses.replace(tj, job_id=0, requested_time=None), setup, made)
-        found = parsed[key] = (json.dumps(submit_options.parse_submission(
-            argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file)),
-            tuple(made.items()))
-    text, made_notes = found
+        request = submit_options.parse_submission(
+            argv, cwd="/", env={}, home="/", user=tj.owner, hostname="replay", read_file=_no_file)
+        template = json.loads(json.dumps(request))  # as the wire carries it
+        share_words(template)
+        found = parsed[key] = (template, tuple(made.items()))
+    template, made_notes = found
     for note, count in made_notes:
         notes[note] = notes.get(note, 0) + count
-    req: dict[str, Any] = json.loads(text)
+    req: dict[str, Any] = _fresh(template)
     if "-N" not in setup.qsub:
         req["job_name"] = f"trace{tj.job_id}"
     if tj.requested_time is not None:
@@ -194,6 +198,16 @@ def qsub_request(tj: TraceJob, setup: ReplayConfig, notes: dict[str, int],
         hard["h_rt"] = str(math.ceil(tj.requested_time))
         req["hard_resources"] = hard
     return req
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a request's maps and lists at every depth (its words and
+    numbers are not changed in place: shared)."""
+    if type(value) is dict:
+        return {k: _fresh(v) if type(v) is dict or type(v) is list else v for k, v in value.items()}
+    if type(value) is list:
+        return [_fresh(v) if type(v) is dict or type(v) is list else v for v in value]
+    return value
 
 
 def _no_file(path: str) -> str:
@@ -267,7 +281,8 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
     by_number: dict[int, TraceJob] = {}
     number_of: dict[int, int] = {}
     notes: dict[str, int] = {}
-    requests: dict[tuple[Any, ...], tuple[str, tuple[tuple[str, int], ...]]] = {}  # qsub's request of each shape of job
+    # qsub's request of each shape of job
+    requests: dict[tuple[Any, ...], tuple[dict[str, Any], tuple[tuple[str, int], ...]]] = {}
     uid, gid = os.getuid(), os.getgid()
     sc = qm.config.sched_conf
     capacity = sum(qi.slots for qi in qm.config.snapshot({}, qm.execds, now=r.now).qinstances)
