@@ -260,23 +260,35 @@ class Maybe(Spec):
 
 
 class AnyOf(Spec):
-    """One of ``options`` (tried in order)."""
+    """One of ``options``: the one the last value matched is tried first (the
+    values of a map are mostly of one kind, and a refusal costs an
+    exception), then the others in order."""
 
-    __slots__ = ("options",)
+    __slots__ = ("options", "last")
 
     def __init__(self, *options: Spec):
         self.options = options
+        self.last = 0
 
     def describe(self) -> str:
         return " or ".join(o.describe() for o in self.options)
 
     def check(self, value: object, path: str) -> None:
-        for option in self.options:
+        last = self.last
+        try:
+            self.options[last].check(value, path)
+            return
+        except Invalid:
+            pass
+        for i, option in enumerate(self.options):
+            if i == last:
+                continue
             try:
                 option.check(value, path)
-                return
             except Invalid:
                 continue
+            self.last = i
+            return
         raise self.fail(value, path)
 
 
