@@ -1,7 +1,10 @@
 """The qmaster's job index (minisge.qmaster.job_index): after any sequence of
-submissions, holds, releases, deletions, dispatches and ends made through
-the qmaster's own requests, the jobs a pass considers, the immediate jobs
-and the next execution time are those a full scan of the jobs finds."""
+submissions, holds, releases, deletions, dispatches, ends, suspensions and
+changes made through the qmaster's own requests, the jobs a pass considers,
+the immediate jobs and the next execution time are those a full scan of the
+jobs finds; and a pass's count of the jobs, which looks only at the jobs the
+index filed since the pass before (minisge.qmaster.running_jobs), is what a
+count from scratch finds."""
 
 from __future__ import annotations
 
@@ -15,9 +18,11 @@ from hypothesis import strategies as st
 
 from minisge.cell import Cell
 from minisge.daemon.cell_init import init_cell
+from minisge.qmaster.config_state import job_duration
 from minisge.qmaster.job import Job
 from minisge.qmaster.job_index import JobIndex, considered
 from minisge.qmaster.qmaster import Qmaster
+from minisge.qmaster.running_jobs import CountedSums, RunningJobs
 
 NOW = 1_000_000.0
 REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}
@@ -26,7 +31,8 @@ REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd
 STEP = st.tuples(st.sampled_from(["submit", "submit_held", "submit_after", "submit_later", "submit_now",
                                   "submit_array", "hold", "hold_task", "release", "release_task", "delete",
                                   "force_delete", "pass", "end", "end_requeue", "tick", "alter_later",
-                                  "submit_after_ad", "alter_after"]),
+                                  "suspend", "unsuspend", "suspend_queue", "unsuspend_queue", "alter_priority",
+                                  "alter_resources", "reschedule", "submit_after_ad", "alter_after"]),
                  st.integers(0, 5), st.integers(1, 3))
 
 
@@ -55,6 +61,23 @@ def indexed(qm: Qmaster) -> tuple:
     assert all(jobs[n] is qm.jobs[n] for n in jobs)
     return (set(jobs), set(qm.index.immediate), qm.index.next_execution_time(qm.jobs, qm.clock()),
             set(qm.index.dependents))  # the jobs a task's end looks at for the successors it releases
+
+
+def counted_as_from_scratch(qm: Qmaster) -> None:
+    """A pass's count (:meth:`RunningJobs.count` with the jobs the index
+    filed since the last) is made of each job's present parts, and counts
+    the jobs a count from scratch counts."""
+    jobs = qm.indexed_jobs()
+    counted = qm.config.running_jobs_of(jobs, qm.index.take_changed())
+    cfg = qm.config
+    durations = (cfg.sched_conf.default_duration_seconds, cfg.sched_conf.duration_offset)
+    fresh = RunningJobs(job_duration).count(jobs, cfg.complex_index, durations)
+    assert set(counted) == set(fresh)
+    for n, rj in counted.items():
+        assert rj.key == fresh[n].key, n  # counted from what the job is now
+        assert (rj.used, rj.debits, rj.running_tasks) == (fresh[n].used, fresh[n].debits, fresh[n].running_tasks)
+    kept, scratch = cfg.running_jobs.sums(counted), CountedSums().update(fresh)  # kept: the changed jobs' part redone
+    assert (kept.used, kept.pe_used, kept.booked()) == (scratch.used, scratch.pe_used, scratch.booked())
 
 
 def step(qm: Qmaster, clock: list[float], what: str, i: int, k: int) -> None:
@@ -101,12 +124,21 @@ def step(qm: Qmaster, clock: list[float], what: str, i: int, k: int) -> None:
     elif what == "alter_after":
         others = [str(m) for m in numbers if m != n][:k]
         qm.qalter({"targets": target, "changes": {"hold_jid": others}}, 0)
+    elif what in ("suspend", "unsuspend", "reschedule"):
+        qm.qmod_job_control({"action": {"suspend": "sj", "unsuspend": "usj", "reschedule": "rj"}[what],
+                             "targets": target}, 0)
+    elif what in ("suspend_queue", "unsuspend_queue"):
+        qm.qmod_job_control({"action": "sq" if what == "suspend_queue" else "usq", "targets": ["all.q@h1"]}, 0)
+    elif what == "alter_priority":
+        qm.qalter({"targets": target, "changes": {"priority": -10 * k}}, 0)
+    elif what == "alter_resources":
+        qm.qalter({"targets": target, "changes": {"hard_resources": {"h_rt": str(100 * k)}}}, 0)
     elif what == "alter_later":
         lines, _rc = qm.qalter({"targets": target, "changes": {"start_time": f"{int(clock[0] + 30 * k)}"}}, 0)
         assert "modified" in "".join(lines), lines
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(steps=st.lists(STEP, max_size=30))
 @example(steps=[("submit_array", 0, 2), ("pass", 0, 1), ("hold", 0, 1), ("end", 0, 1)])  # held, its last task ends
 @example(steps=[("submit_held", 0, 1), ("submit_after", 0, 1), ("release", 0, 1), ("pass", 0, 1), ("end", 0, 1)])
@@ -127,6 +159,7 @@ def test_the_index_is_what_a_full_scan_finds(steps):
         for what, i, k in steps:
             step(qm, clock, what, i, k)
             assert indexed(qm) == full_scan(qm), (what, i, k)
+            counted_as_from_scratch(qm)
         again = Qmaster(cell, "h1", clock=lambda: clock[0])  # and as a restart files the spool's jobs
         again.load()
         assert indexed(again) == full_scan(again)

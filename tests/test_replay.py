@@ -20,6 +20,7 @@ from minisge.daemon.cell_init import init_cell
 from minisge.formats import accounting, submit_options
 from minisge.formats.errors import FormatError
 from minisge.formats.swf import TraceJob, parse_accounting, parse_swf, parse_trace
+from minisge.qmaster.running_jobs import RunningJobs
 from minisge.replay import __main__ as replay_main
 from minisge.replay import config, metrics, simulate
 from minisge.replay.result import ReplayResult, TaskRun
@@ -330,3 +331,27 @@ def test_the_notes_of_a_request_count_every_job_of_its_shape(one_host):
         assert "hard_queues" not in {k for k, v in simulate.qsub_request(tj, setup, notes, parsed).items() if v}
     assert notes == {"jobs of queue nosuch.q, which the configuration does not have: submitted without -q": 3}
     assert len(parsed) == 1
+
+
+def test_the_replay_files_its_changed_jobs_as_the_daemon_does(tmp_path, monkeypatch):
+    """A pass counts only the jobs the job index filed since the pass before
+    (minisge.qmaster.running_jobs): the replay's qmaster writes no job but
+    must file every job it changed (its flush), or a pass would count a job
+    as it was before its dispatch.  The schedule is that of passes that look
+    at every job afresh, on a trace of PE jobs of every size that keeps the
+    cell busy."""
+    p = tmp_path / "four.toml"
+    p.write_text("\n".join([f"[exec_hosts.node{i}]" for i in range(1, 5)] + [
+        '[hostgroups."@allhosts"]', 'hostlist = "node1 node2 node3 node4"',
+        '[queues."all.q"]', 'hostlist = "@allhosts"', "slots = 4", 'pe_list = "mpi"',
+        "[pes.mpi]", "slots = 999", 'allocation_rule = "$fill_up"',
+        "[sched_conf]", 'queue_sort_method = "seqno"']) + "\n")
+    trace = parse_swf("".join(swf_line(n, 5 * n, 20 + (37 * n) % 200, (1, 2, 4, 8, 1, 3)[n % 6], user=n % 3 + 1,
+                                       req=300) + "\n" for n in range(1, 121)), "t.swf")
+    incremental, _ = simulate.run(trace, config.from_toml(str(p)))
+    count = RunningJobs.count
+    monkeypatch.setattr(RunningJobs, "count",
+                        lambda self, jobs, cx, durations, changed=None: count(self, jobs, cx, durations))
+    afresh, _ = simulate.run(trace, config.from_toml(str(p)))
+    assert incremental.tasks == afresh.tasks
+    assert len({t.start_time for t in afresh.tasks}) > 20  # many passes, most of them with jobs running

@@ -74,7 +74,9 @@ def pending(draw):
         requests = {}
         for name, choices in (("h_rt", ["0:30:0", "2:0:0"]), ("arch", ["lx-amd64", "lx-arm*"]),
                               ("lic", ["1", "2"]), ("fast", ["true"]), ("col", ["red"]), ("gpu", ["1"]),
-                              ("dlic", ["1"]), ("excl", ["true"]), ("h_vmem", ["1G"])):
+                              ("dlic", ["1"]), ("excl", ["true"]), ("h_vmem", ["1G"]),
+                              # load values: compared with the request times the slots
+                              ("np_load_avg", ["0.3", "0.6"]), ("mem_free", ["1G", "2G"])):
             if draw(st.integers(0, 9)) == 0:
                 requests[name] = draw(st.sampled_from(choices))
         pe = draw(st.sampled_from([None, None, None, ("smp", ((1, 4),)), ("mpi", ((2, 6),)), ("t*", ((2, 4),)),
@@ -105,7 +107,8 @@ def pending(draw):
 def snapshots(draw):
     cx = draw(st.sampled_from([STATIC_CX, DYNAMIC_CX]))
     hosts = {h: host(h, load={"arch": draw(st.sampled_from(["lx-amd64", "lx-arm64"])),
-                                  "np_load_avg": draw(st.sampled_from(["0.10", "0.50", "0.90"]))},
+                                  "np_load_avg": draw(st.sampled_from(["0.10", "0.50", "0.90"])),
+                                  "mem_free": draw(st.sampled_from(["3G", "5G"]))},
                          values=draw(st.sampled_from([{}, {}, {"lic": "2"}, {"color": "red"}])),
                          consumed=draw(st.sampled_from([{}, {}, {"lic": 1.0}])),
                          user_lists=draw(st.sampled_from([(), (), (), (), ("staff",)])),
@@ -188,3 +191,15 @@ def test_the_lazy_host_walk_of_a_pe_job_takes_every_instance_of_a_host():
             plan = scheduler.schedule(s, caches=on)
             granted = plan.dispatches[0].granted
             assert granted[:2] == [("a.q", "h1", 2), ("b.q", "h1", 2)], (rule, on, granted)
+
+
+def test_a_request_of_a_load_value_counts_the_slots_in_the_fast_pass_too():
+    """complex(5): a load value is compared with the request times the slots,
+    so the category's kept -l verdict of an instance holds for one slot
+    count only there (a fixed value's holds for all)."""
+    s = snap([qi("all.q", "h1", 4, 0, 0, pe_list=("mpi",))],
+             [task(1, 1, requests={"mem_free": "2G", "h_rt": "100"}, pe=("mpi", ((1, 4),)))],
+             hosts={"h1": host("h1", load={"mem_free": "5G"})}, complexes=complexes(), pes=[pe("mpi", "$fill_up")])
+    for caches in (False, True):
+        plan = scheduler.schedule(s, caches=caches)
+        assert [d.granted for d in plan.dispatches] == [[("all.q", "h1", 2)]], caches  # 2 x 2G <= 5G < 3 x 2G

@@ -15,7 +15,7 @@ import fnmatch
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from minisge import scheduler
@@ -657,19 +657,16 @@ class ConfigState:
             explain=explain,
         )
 
-    def running_jobs_of(self, jobs: Mapping[int, Job]) -> dict[int, RunningJob]:
+    def running_jobs_of(self, jobs: Mapping[int, Job], changed: Collection[int] | None = None) -> dict[int, RunningJob]:
         """What a pass counts of each of ``jobs`` that has a task or is not
         held as a whole (kept between passes: :mod:`minisge.qmaster.running_jobs`;
         a held job with no task counts for nothing; a pass hands it only the
         jobs :class:`minisge.qmaster.job_index.JobIndex` considers, so that a
-        long queue of held jobs costs a pass nothing)."""
-        cx = self.complex_index
+        long queue of held jobs costs a pass nothing, and ``changed``, the
+        jobs the index filed again since the pass before:
+        :meth:`minisge.qmaster.running_jobs.RunningJobs.count`)."""
         durations = (self.sched_conf.default_duration_seconds, self.sched_conf.duration_offset)
-        of = self.running_jobs.counter(cx, durations)
-        counted = {n: of(job) for n, job in jobs.items()
-                   if job.tasks or job.held_pending() is not None}
-        self.running_jobs.forget_others(counted)
-        return counted
+        return self.running_jobs.count(jobs, self.complex_index, durations, changed)
 
     def booked_consumables(self, jobs: Mapping[int, Job],
                            counted: Mapping[int, RunningJob] | None = None) -> tuple[dict, dict, dict]:

@@ -110,17 +110,27 @@ def shared_spec(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _share(value: Any) -> None:
     if type(value) is dict:
-        items = [(shared_text(k), shared_text(v) if type(v) is str else v) for k, v in value.items()]
-        value.clear()
-        value.update(items)
-        for v in value.values():
-            if type(v) in (dict, list):
+        renamed = False
+        for k, v in value.items():  # a value replaced under its key: the dict keeps its size and order
+            kind = type(v)
+            if kind is str:
+                if len(v) <= _INTERN_MAX and (s := sys.intern(v)) is not v:
+                    value[k] = s
+            elif (kind is dict or kind is list) and v:
                 _share(v)
+            if not renamed and type(k) is str and sys.intern(k) is not k:
+                renamed = True
+        if renamed:  # a key that is not the shared copy: the dict made again, in its order
+            items = [(shared_text(k), v) for k, v in value.items()]
+            value.clear()
+            value.update(items)
     elif type(value) is list:
         for i, v in enumerate(value):
-            if type(v) is str:
-                value[i] = shared_text(v)
-            elif type(v) in (dict, list):
+            kind = type(v)
+            if kind is str:
+                if len(v) <= _INTERN_MAX and (s := sys.intern(v)) is not v:
+                    value[i] = s
+            elif (kind is dict or kind is list) and v:
                 _share(v)
 
 

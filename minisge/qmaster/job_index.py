@@ -17,7 +17,9 @@ The qmaster tells the index of every job it takes (:meth:`JobIndex.add`),
 changes (:meth:`JobIndex.update`: every change of a job is spooled, so the
 qmaster calls it where it writes a job, and for the jobs it marked for its
 flush before each pass) and lets go (:meth:`JobIndex.remove`); the index
-reads nothing else.  ``tests/test_job_index.py`` compares it with a full
+reads nothing else.  It also tells who asks (:meth:`JobIndex.take_changed`)
+which jobs it filed since the last time: a pass counts those again and takes
+the others as it counted them.  ``tests/test_job_index.py`` compares it with a full
 scan after random sequences of submissions, holds, releases, deletions and
 ends.
 """
@@ -40,7 +42,7 @@ class JobIndex:
     """The jobs a pass considers, the immediate jobs and the coming
     execution times (see the module)."""
 
-    __slots__ = ("considered", "immediate", "dependents", "_times", "_timed")
+    __slots__ = ("considered", "immediate", "dependents", "_times", "_timed", "_changed")
 
     def __init__(self) -> None:
         self.considered: dict[int, Job] = {}  # by number: see considered()
@@ -48,6 +50,7 @@ class JobIndex:
         self.dependents: dict[int, Job] = {}  # jobs with a -hold_jid or -hold_jid_ad predecessor
         self._times: list[tuple[float, int]] = []  # heap of (execution time, job number); stale ones popped
         self._timed: dict[int, float] = {}  # job number -> the execution time it has in the heap
+        self._changed: set[int] = set()  # the jobs filed since take_changed() (added, changed, removed)
 
     def add(self, job: Job) -> None:
         """A job the qmaster took (submitted, loaded)."""
@@ -62,6 +65,7 @@ class JobIndex:
     def update(self, job: Job) -> None:
         """A job the qmaster changed (its tasks, holds, predecessors, pending
         tasks or execution time): filed again."""
+        self._changed.add(job.number)
         if considered(job):
             self.considered[job.number] = job
         else:
@@ -77,10 +81,18 @@ class JobIndex:
 
     def remove(self, job: Job) -> None:
         """A job that left the qmaster (done, deleted)."""
+        self._changed.add(job.number)
         self.considered.pop(job.number, None)
         self.immediate.pop(job.number, None)
         self.dependents.pop(job.number, None)
         self._timed.pop(job.number, None)  # its heap entry goes when it comes first
+
+    def take_changed(self) -> set[int]:
+        """The numbers of the jobs added, filed again or removed since the
+        last call (a pass's count of the jobs looks at those alone:
+        :meth:`minisge.qmaster.running_jobs.RunningJobs.count`)."""
+        changed, self._changed = self._changed, set()
+        return changed
 
     def next_execution_time(self, jobs: Mapping[int, Job], now: float) -> float | None:
         """The earliest execution time later than ``now`` of a job of ``jobs``

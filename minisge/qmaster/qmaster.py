@@ -989,7 +989,7 @@ class Qmaster:
         now = self.clock()
         jobs = self.indexed_jobs()
         with gc_paused():
-            counted = self.config.running_jobs_of(jobs)
+            counted = self.config.running_jobs_of(jobs, self.index.take_changed())
             snap = self.config.snapshot(jobs, self.execds, now=now, explain=self.explains_pending(),
                                         counted=counted)
             snap = self.load_control.apply(snap, counted)  # thresholds, subordination: states a A S, suspend/resume

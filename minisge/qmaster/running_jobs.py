@@ -20,7 +20,7 @@ cannot be taken by a new one) and by value where it changes one in place
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from minisge import scheduler
@@ -180,8 +180,25 @@ class CountedSums:
         self.exact = True  # every amount added was a whole number
         self.with_maps = 0  # members holding resource map instances
 
-    def update(self, counted: Mapping[int, RunningJob]) -> CountedSums:
-        """The sums of ``counted`` (a pass's count of the jobs); ``self``."""
+    def update(self, counted: Mapping[int, RunningJob], changed: Collection[int] | None = None) -> CountedSums:
+        """The sums of ``counted`` (a pass's count of the jobs); ``self``.
+        ``changed``: the only jobs whose count may differ from that of the
+        last update (none other was counted anew, added or let go)."""
+        if changed is not None and self.exact:
+            members = self._members
+            for n in changed:
+                old, new = members.get(n), counted.get(n)
+                if old is new:
+                    continue
+                if old is not None:
+                    self._add(old, -1)
+                    del members[n]
+                if new is not None:
+                    self._add(new, 1)
+                    members[n] = new
+            if self.exact:
+                return self
+            changed = None
         if self.exact:
             members = self._members
             known = 0
@@ -264,6 +281,10 @@ class RunningJobs:
         self._jobs: dict[int, RunningJob] = {}
         self._config: tuple[Any, ...] = ()  # the complexes and durations of what is kept
         self._sums = CountedSums()
+        self._last: dict[int, RunningJob] | None = None  # the count of the passes' jobs, as :meth:`count` gave it
+        # the last count given ``changed``, the one before it and the jobs that may differ between them
+        self._delta: tuple[Mapping[int, RunningJob] | None, Mapping[int, RunningJob], Collection[int]] | None = None
+        self._summed: Mapping[int, RunningJob] | None = None  # the count the sums are of
 
     def counter(self, cx: ComplexIndex, durations: tuple[float, float]) -> Callable[[Job], RunningJob]:
         """What a pass counts of a job under the complexes ``cx`` and the
@@ -274,6 +295,7 @@ class RunningJobs:
         if config != self._config:
             self._jobs.clear()
             self._sums = CountedSums()
+            self._last = self._delta = self._summed = None
             self._config = config
         kept, make = self._jobs, self._job_duration
 
@@ -286,6 +308,37 @@ class RunningJobs:
 
         return of
 
+    def count(self, jobs: Mapping[int, Job], cx: ComplexIndex, durations: tuple[float, float],
+              changed: Collection[int] | None = None) -> dict[int, RunningJob]:
+        """What a pass counts of each of ``jobs`` that has a task or is not
+        held as a whole (a held job with no task counts for nothing).
+
+        ``changed``: the passes' jobs are ``jobs`` (the qmaster's
+        :class:`minisge.qmaster.job_index.JobIndex`), and these are the
+        numbers of those it filed again since the last count given
+        ``changed`` (taken, added, changed, let go: the index hears of every
+        change of a job, as the qmaster spools each).  The other jobs are
+        then counted as they were then, without a look at them: a pass costs
+        the jobs that changed, not all that run.  None: every job is looked
+        at (its parts compared with those it was counted from)."""
+        of = self.counter(cx, durations)
+        last = self._last
+        if changed is None or last is None:
+            counted = {n: of(job) for n, job in jobs.items() if job.tasks or job.held_pending() is not None}
+        else:
+            counted = dict(last)
+            for n in changed:
+                job = jobs.get(n)
+                if job is not None and (job.tasks or job.held_pending() is not None):
+                    counted[n] = of(job)
+                else:
+                    counted.pop(n, None)
+        if changed is not None:
+            self._delta = (last, counted, changed)
+            self._last = counted
+        self.forget_others(counted)
+        return counted
+
     def forget_others(self, numbers: Any) -> None:
         """Drop what was kept of jobs not in ``numbers`` (the jobs of the pass)."""
         if len(self._jobs) > 2 * len(numbers) + 64:  # now and then, not each pass
@@ -294,5 +347,13 @@ class RunningJobs:
 
     def sums(self, counted: Mapping[int, RunningJob]) -> CountedSums:
         """The sums of ``counted`` (a pass's count of the jobs), kept from the
-        pass before: read them before the next call."""
-        return self._sums.update(counted)
+        pass before: read them before the next call.  When ``counted`` is the
+        last :meth:`count` given ``changed`` and the sums are of the count
+        before it, only the jobs changed in between are added and taken away."""
+        delta = self._delta
+        if delta is not None and counted is delta[1] and delta[0] is not None and self._summed is delta[0]:
+            self._sums.update(counted, delta[2])
+        else:
+            self._sums.update(counted)
+        self._summed = counted
+        return self._sums

@@ -57,7 +57,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,7 @@ from minisge.formats import submit_options
 from minisge.formats.swf import Trace, TraceJob
 from minisge.qmaster import views
 from minisge.qmaster.config_state import ConfigState, RequestError
-from minisge.qmaster.job import Job
+from minisge.qmaster.job import Job, Task
 from minisge.qmaster.qmaster import Qmaster
 from minisge.qmaster.spool import QmasterSpool
 from minisge.replay.config import ReplayConfig
@@ -110,6 +110,15 @@ class ReplayQmaster(Qmaster):
 
     def new_job_writes(self, job: Job, sync: bool) -> list[Callable[[], str]]:
         return []  # nothing of a replay's job is written (nor turned into its file's data)
+
+    def flush(self, started: Iterable[tuple[Job, Task]] = ()) -> list[tuple[Job, Task]]:
+        """Nothing is spooled: the jobs changed since the last flush are filed
+        in the job index again, as their writes would file them, and the
+        users' usage is not written."""
+        self.indexed_jobs()
+        self.dirty.clear()
+        self.share_usage.unspooled.clear()
+        return list(started)
 
 
 @dataclass
@@ -320,8 +329,7 @@ def _simulate(r: Replay, qm: ReplayQmaster) -> None:
             seq += 1
             if not job.pending:
                 fewest_slots.pop(job.number, None)
-        qm.dirty.clear()  # nothing is spooled (flush would write the jobs)
-        qm.share_usage.unspooled.clear()
+        qm.flush()
         if r.why is not None and r.why in number_of:
             _keep_reasons(r, qm, number_of[r.why])
     r.notes.extend(f"{n} {text}" for text, n in sorted(notes.items()))

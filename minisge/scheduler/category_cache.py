@@ -94,17 +94,27 @@ def _category(task: PendingTask) -> Category:
 class CategoryCache:
     """The booking-independent verdicts of one job category in one pass."""
 
-    __slots__ = ("static", "resources", "resources_static", "access", "cq_request")
+    __slots__ = ("static", "resources", "resources_static", "asked", "access", "cq_request")
 
-    def __init__(self, resources_static: bool, access: dict[str, str | None] | None = None) -> None:
+    def __init__(self, resources_static: bool, access: dict[str, str | None] | None = None,
+                 asked: tuple[str, ...] = ()) -> None:
         # queue instance -> (reason before, after the free-slot check)
         self.static: dict[str, tuple[str | None, str | None]] = {}
         # queue instance -> access verdict (shared by the categories of one
         # owner, group and project: queue_conf(5) user_lists, projects)
         self.access: dict[str, str | None] = {} if access is None else access
         self.cq_request: dict[str, str | None] = {}  # cluster queue -> its fixed values' -l verdict
-        self.resources: dict[tuple[str, int], str | None] = {}  # (queue instance, slots) -> -l verdict, if static
+        # (queue instance, slots) -> -l verdict, if static; slots 0: the verdict
+        # of every slot count (no request is of a load value there, see fits())
+        self.resources: dict[tuple[str, int], str | None] = {}
         self.resources_static = resources_static
+        self.asked = asked  # the complex attributes the -l requests name (full names)
+
+
+def asked_names(cx: ComplexIndex, requests: Mapping[str, str]) -> tuple[str, ...]:
+    """The full names of the complex attributes ``requests`` name (a
+    shortcut's attribute by its name; unknown names left out)."""
+    return tuple(attr.name for name in requests if (attr := cx.get(name)) is not None)
 
 
 def resources_are_static(cx: ComplexIndex, requests: Mapping[str, str],

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from minisge.scheduler import advance_reservation, job_order
 from minisge.scheduler.assignment import Assignment, Discard, by_cqueue
 from minisge.scheduler.booking import Book
-from minisge.scheduler.category_cache import Category, CategoryCache, job_category, resources_are_static
+from minisge.scheduler.category_cache import Category, CategoryCache, asked_names, job_category, resources_are_static
 from minisge.scheduler.dispatch_order import dispatch_figures, dispatch_order
 from minisge.scheduler.pe_allocation import place_pe
 from minisge.scheduler.queue_filter import dropped_at_start, full_message
@@ -105,7 +105,8 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
             if cache is None:
                 cache = category_caches[cat] = CategoryCache(
                     resources_are_static(snap.complexes, task.requests, snap.complexes.exclusive),
-                    access.setdefault((task.owner, task.group, task.project), {}))
+                    access.setdefault((task.owner, task.group, task.project), {}),
+                    asked_names(snap.complexes, task.requests))
         a = Assignment(snap, task, cache, cqueues)
         # backfilling: a job that would run into a reservation sees what it holds then
         b = book if util is None or not util.reserved else util.backfill_book(

@@ -23,11 +23,17 @@ from minisge.scheduler.complexes import ComplexIndex
 from minisge.scheduler.snapshot import PendingTask, Snapshot
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=16384)
 def _contribution(requests: tuple[tuple[str, str], ...], slots: int, cx: ComplexIndex) -> float:
     """job_order.resource_contribution's sum, remembered: a pass counts the
     same running jobs' requests as the pass before."""
     return job_order.resource_contribution(requests, slots, cx)[0]
+
+
+#: the name a pending task keeps its resource contribution under, with the
+#: complexes and slot count it is of (no field: not compared, not printed;
+#: a snapshot may hand a pass the same task objects as the pass before)
+_KEPT = "_urgency"
 
 
 def pending_facts(snap: Snapshot) -> list[job_order.JobFacts]:
@@ -63,7 +69,7 @@ def priorities(snap: Snapshot) -> dict[int, float]:
     that has a task not held, normalized over them and ``snap.running``."""
     cx, pes, weights, now = snap.complexes, snap.pes, snap.weights, snap.now
     w_wait, w_dead = weights.waiting_time, weights.deadline
-    rr_of: dict[tuple[object, ...], float] = {}
+    slots_of: dict[object, int] = {}  # -pe request -> job_slot_request
     nppri_of: dict[int, float] = {}
     urg: dict[int, float] = {}
     nppri: dict[int, float] = {}
@@ -72,14 +78,22 @@ def priorities(snap: Snapshot) -> dict[int, float]:
         job_id = t.job_id
         if t.held or job_id in urg:
             continue
-        requests = t.requests
-        key = (tuple(requests.items()) if requests else (), t.pe)
-        rr = rr_of.get(key)
-        if rr is None:
-            rr = rr_of[key] = _contribution(key[0], job_order.job_slot_request(t.pe, pes), cx)
-        wtc = w_wait * max(0.0, now - t.submission_time) if w_wait else 0.0
-        dtc = w_dead / max(t.deadline - now, 1.0) if t.deadline else 0.0
-        u = urg[job_id] = rr + wtc + dtc
+        pe = t.pe
+        slots = slots_of.get(pe)
+        if slots is None:
+            slots = slots_of[pe] = job_order.job_slot_request(pe, pes)
+        kept = t.__dict__.get(_KEPT)  # (complexes, slots, contribution) of a pass before
+        if kept is not None and kept[0] is cx and kept[1] == slots:
+            u = kept[2]
+        else:
+            requests = t.requests
+            u = _contribution(tuple(requests.items()) if requests else (), slots, cx)
+            object.__setattr__(t, _KEPT, (cx, slots, u))
+        if w_wait:
+            u += w_wait * max(0.0, now - t.submission_time)
+        if w_dead and t.deadline:
+            u += w_dead / max(t.deadline - now, 1.0)
+        urg[job_id] = u
         urgs.append(u)
         posix = t.priority
         p = nppri_of.get(posix)
@@ -88,17 +102,21 @@ def priorities(snap: Snapshot) -> dict[int, float]:
         nppri[job_id] = p
     if not urg:
         return {}
-    for f in snap.running:  # they count for the urgency range only
+    # the running jobs count for the urgency range only; a running job's
+    # requests are its own (its h_rt): their contribution is remembered across passes
+    for f in snap.running:
         if f.job_id in urg:
             continue
         _job_id, _posix, submitted, until, deadline, running_requests, pe = f
-        rr = rr_of.get((running_requests, pe))
-        if rr is None:
-            rr = rr_of[(running_requests, pe)] = _contribution(
-                running_requests, job_order.job_slot_request(pe, pes), cx)
-        wtc = w_wait * max(0.0, (now if until is None else until) - submitted) if w_wait else 0.0
-        dtc = w_dead / max(deadline - now, 1.0) if deadline else 0.0
-        urgs.append(rr + wtc + dtc)
+        slots = slots_of.get(pe)
+        if slots is None:
+            slots = slots_of[pe] = job_order.job_slot_request(pe, pes)
+        u = _contribution(running_requests, slots, cx)
+        if w_wait:
+            u += w_wait * max(0.0, (now if until is None else until) - submitted)
+        if w_dead and deadline:
+            u += w_dead / max(deadline - now, 1.0)
+        urgs.append(u)
     low, high = min(urgs), max(urgs)
     wp, wu, wt = weights.priority, weights.urgency, weights.ticket
     span = high - low

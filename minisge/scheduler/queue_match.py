@@ -182,7 +182,11 @@ def fits(a: Assignment, book: Book, qi: QInstance, slots: int) -> str | None:
     if after:
         return after
     if cache is not None and cache.resources_static:  # the -l check needs no booked amount
-        key = (qi.name, slots)
+        # nor the slot count, unless a request is of a load value of the host
+        # (compared with the request times the slots; a fixed value is not)
+        host = a.snap.hosts.get(qi.host)
+        load = host.load if host is not None else None
+        key = (qi.name, slots if load and any(n in load for n in cache.asked) else 0)
         try:
             return cache.resources[key]
         except KeyError:
