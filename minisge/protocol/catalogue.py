@@ -260,35 +260,23 @@ class Maybe(Spec):
 
 
 class AnyOf(Spec):
-    """One of ``options``: the one the last value matched is tried first (the
-    values of a map are mostly of one kind, and a refusal costs an
-    exception), then the others in order."""
+    """One of ``options`` (tried in order)."""
 
-    __slots__ = ("options", "last")
+    __slots__ = ("options",)
 
     def __init__(self, *options: Spec):
         self.options = options
-        self.last = 0
 
     def describe(self) -> str:
         return " or ".join(o.describe() for o in self.options)
 
     def check(self, value: object, path: str) -> None:
-        last = self.last
-        try:
-            self.options[last].check(value, path)
-            return
-        except Invalid:
-            pass
-        for i, option in enumerate(self.options):
-            if i == last:
-                continue
+        for option in self.options:
             try:
                 option.check(value, path)
+                return
             except Invalid:
                 continue
-            self.last = i
-            return
         raise self.fail(value, path)
 
 
