@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from qmaster_harness import small_qmaster
 
-from minisge.cell import Cell
-from minisge.daemon.cell_init import init_cell
 from minisge.execd.load import Topology, load_values
 from minisge.qmaster import host_views
 from minisge.qmaster.config_state import RequestError
-from minisge.qmaster.qmaster import Qmaster
 
 REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}
 MEMINFO = "MemTotal: 24684084 kB\nMemAvailable: 24379344 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n"
@@ -18,15 +16,8 @@ MEMINFO = "MemTotal: 24684084 kB\nMemAvailable: 24379344 kB\nSwapTotal: 0 kB\nSw
 
 @pytest.fixture
 def qm(mem_tmp_path):
-    cell = Cell(str(mem_tmp_path / "root"))
-    init_cell(cell, "h1", slots=2, env={})
-    q = Qmaster(cell, "h1")
-    q.load()
-    q.config.cell_owner_only = False
-    q.execds["h1"] = object()
     values = load_values("0.5 0.25 0.125 1/1 1", MEMINFO, 2, "lx-amd64", Topology([(0, 0), (0, 1)]), 3.0)
-    q.config.load_values["h1"] = dict(values, np_load_avg="0.000000")
-    return q
+    return small_qmaster(mem_tmp_path / "root", execd_up=True, load=dict(values, np_load_avg="0.000000"))
 
 
 def test_the_global_host_comes_first_and_reports_nothing(qm):

@@ -8,9 +8,8 @@ import json
 import signal
 
 import pytest
+from qmaster_harness import small_qmaster
 
-from minisge.cell import Cell
-from minisge.daemon.cell_init import init_cell
 from minisge.execd import shepherd
 from minisge.execd.job_control import method_argv
 from minisge.qmaster.job import Grant, Job, Task
@@ -24,14 +23,8 @@ REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd
 
 @pytest.fixture
 def qm(mem_tmp_path):
-    cell = Cell(str(mem_tmp_path / "root"))
-    init_cell(cell, "h1", slots=2, env={})
-    q = Qmaster(cell, "h1")
-    q.load()
-    q.config.cell_owner_only = False
-    q.execds["h1"] = object()
-    q.config.load_values["h1"] = {"np_load_avg": "0.00", "load_avg": "0.00"}  # a host that reports load
-    return q
+    return small_qmaster(mem_tmp_path / "root", execd_up=True,
+                         load={"np_load_avg": "0.00", "load_avg": "0.00"})  # a host that reports load
 
 
 def running(qm, **req) -> tuple[Job, Task]:

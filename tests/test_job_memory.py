@@ -9,9 +9,8 @@ import gc
 import tracemalloc
 
 import pytest
+from qmaster_harness import small_qmaster
 
-from minisge.cell import Cell
-from minisge.daemon.cell_init import init_cell
 from minisge.formats.submit_options import parse_alteration
 from minisge.qmaster import job as job_model
 from minisge.qmaster.job import Grant, Job, SharedSpec, Task
@@ -22,12 +21,7 @@ REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd
 
 @pytest.fixture
 def qm(mem_tmp_path):
-    cell = Cell(str(mem_tmp_path / "root"))
-    init_cell(cell, "h1", slots=2, env={})
-    q = Qmaster(cell, "h1")
-    q.load()
-    q.config.cell_owner_only = False
-    return q
+    return small_qmaster(mem_tmp_path / "root")
 
 
 def qalter_args(argv: list[str]) -> dict:

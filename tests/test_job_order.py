@@ -7,15 +7,13 @@ import time
 
 import pytest
 import scheduler_harness
+from qmaster_harness import small_qmaster
 from scheduler_harness import CX, dispatched, pe, qi, task
 
 from minisge import scheduler
-from minisge.cell import Cell
-from minisge.daemon.cell_init import init_cell
 from minisge.formats import access_list
 from minisge.qmaster.config_state import RequestError
 from minisge.qmaster.job_facts import deadline_time
-from minisge.qmaster.qmaster import Qmaster
 from minisge.scheduler import PendingTask, category_cache, dispatch, job_order
 from minisge.scheduler.booking import Book
 from minisge.scheduler.job_order import Figures, JobFacts, Weights
@@ -205,12 +203,7 @@ def test_a_trial_placement_changes_nothing_until_it_is_committed():
 
 @pytest.fixture
 def qm(mem_tmp_path):
-    cell = Cell(str(mem_tmp_path / "root"))
-    init_cell(cell, "h1", slots=2, env={})
-    q = Qmaster(cell, "h1", clock=lambda: 1_800_000_000.0)
-    q.load()
-    q.config.cell_owner_only = False
-    return q
+    return small_qmaster(mem_tmp_path / "root", clock=lambda: 1_800_000_000.0)
 
 
 REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}

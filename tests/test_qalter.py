@@ -9,9 +9,8 @@ import pwd
 
 import attrs
 import pytest
+from qmaster_harness import small_qmaster
 
-from minisge.cell import Cell
-from minisge.daemon.cell_init import init_cell
 from minisge.formats import submit_options
 from minisge.formats.submit_options import SubmitError, parse_alteration
 from minisge.protocol import catalogue
@@ -90,12 +89,7 @@ def test_every_option_makes_a_request_the_catalogue_takes():
 
 @pytest.fixture
 def qm(mem_tmp_path):
-    cell = Cell(str(mem_tmp_path / "root"))
-    init_cell(cell, "h1", slots=2, env={})
-    q = Qmaster(cell, "h1")
-    q.load()
-    q.config.cell_owner_only = False
-    return q
+    return small_qmaster(mem_tmp_path / "root")
 
 
 REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp", "hold": True}

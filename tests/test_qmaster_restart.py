@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from qmaster_harness import small_qmaster
 
-from minisge.cell import Cell
-from minisge.daemon.cell_init import init_cell
 from minisge.qmaster import accounting_writer, spool
 from minisge.qmaster.outbox import ExecdLink
 from minisge.qmaster.qmaster import Qmaster
@@ -20,12 +19,7 @@ REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd
 
 @pytest.fixture
 def qm(tmp_path):
-    cell = Cell(str(tmp_path / "root"))
-    init_cell(cell, "h1", slots=2, env={})
-    q = Qmaster(cell, "h1")
-    q.load()
-    q.config.cell_owner_only = False
-    return q
+    return small_qmaster(tmp_path / "root")
 
 
 def test_a_successor_whose_predecessor_ended_just_before_a_kill_is_released(qm):

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from qmaster_harness import small_qmaster
 
-from minisge.cell import Cell
-from minisge.daemon.cell_init import init_cell
 from minisge.qmaster.config_state import RequestError
 from minisge.qmaster.qmaster import Qmaster
 
 
 @pytest.fixture
 def qm(mem_tmp_path):
-    cell = Cell(str(mem_tmp_path / "root"))
-    init_cell(cell, "h1", slots=2, env={})
-    q = Qmaster(cell, "h1")
-    q.load()
-    return q
+    return small_qmaster(mem_tmp_path / "root", open_to_all=False)
 
 
 REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}

@@ -6,21 +6,16 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from qmaster_harness import small_qmaster
 
-from minisge.cell import Cell
-from minisge.daemon.cell_init import init_cell
 from minisge.formats import access_list, project
 from minisge.qmaster.job import Job
-from minisge.qmaster.qmaster import Qmaster
 from minisge.qmaster.qstat_select import Selection, UnknownResource, parse_requests
 
 
 @pytest.fixture
 def qm(tmp_path):
-    cell = Cell(str(tmp_path / "root"))
-    init_cell(cell, "h1", slots=2, env={})
-    q = Qmaster(cell, "h1", clock=lambda: 1000.0)
-    q.load()
+    q = small_qmaster(tmp_path / "root", clock=lambda: 1000.0, open_to_all=False)
     q.config.set_load_values("h1", {"arch": "lx-amd64", "num_proc": "2", "mem_free": "20G", "np_load_avg": "0.1"})
     return q
 

@@ -10,6 +10,7 @@ import re
 
 import attrs
 import pytest
+from qmaster_harness import small_qmaster
 
 from minisge.cell import Cell
 from minisge.daemon.cell_init import init_cell
@@ -25,13 +26,7 @@ REQ = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd
 @pytest.fixture
 def qm(tmp_path):
     """A cell on h1 (all.q, 2 slots) whose execd is up."""
-    cell = Cell(str(tmp_path / "root"))
-    init_cell(cell, "h1", slots=2, env={})
-    q = Qmaster(cell, "h1", clock=lambda: 1_800_000_000.0)
-    q.load()
-    q.config.cell_owner_only = False
-    q.execds = {"h1": object()}
-    return q
+    return small_qmaster(tmp_path / "root", clock=lambda: 1_800_000_000.0, execd_up=True)
 
 
 def detail(qm, job: int) -> tuple[list[str], list[str]]:

@@ -94,21 +94,34 @@ def _category(task: PendingTask) -> Category:
 class CategoryCache:
     """The booking-independent verdicts of one job category in one pass."""
 
-    __slots__ = ("static", "resources", "resources_static", "asked", "access", "cq_request")
+    __slots__ = ("static", "resources", "resources_static", "asked", "access", "queue", "cq_request")
 
     def __init__(self, resources_static: bool, access: dict[str, str | None] | None = None,
-                 asked: tuple[str, ...] = ()) -> None:
+                 asked: tuple[str, ...] = (),
+                 queue: dict[str, tuple[str | None, str | None]] | None = None) -> None:
         # queue instance -> (reason before, after the free-slot check)
         self.static: dict[str, tuple[str | None, str | None]] = {}
         # queue instance -> access verdict (shared by the categories of one
         # owner, group and project: queue_conf(5) user_lists, projects)
         self.access: dict[str, str | None] = {} if access is None else access
+        # queue instance -> its verdicts that ask nothing of the owner (queue
+        # state or -q, qtype or FORCED: shared by the categories of one
+        # queue shape, :func:`queue_shape`)
+        self.queue: dict[str, tuple[str | None, str | None]] = {} if queue is None else queue
         self.cq_request: dict[str, str | None] = {}  # cluster queue -> its fixed values' -l verdict
         # (queue instance, slots) -> -l verdict, if static; slots 0: the verdict
         # of every slot count (no request is of a load value there, see fits())
         self.resources: dict[tuple[str, int], str | None] = {}
         self.resources_static = resources_static
         self.asked = asked  # the complex attributes the -l requests name (full names)
+
+
+def queue_shape(task: PendingTask) -> tuple[object, ...]:
+    """What the verdicts of a queue instance that ask nothing of the owner
+    depend on (queue_match.static_rejects): ``-q``, ``-masterq``, whether
+    the task is of a PE and interactive, and the ``-l`` requests."""
+    return (task.queues, task.master_queues, task.pe is not None, task.interactive,
+            tuple(sorted(task.requests.items())))
 
 
 def asked_names(cx: ComplexIndex, requests: Mapping[str, str]) -> tuple[str, ...]:

@@ -39,7 +39,14 @@ from collections.abc import Callable, Mapping, Sequence
 from minisge.scheduler import advance_reservation, job_order
 from minisge.scheduler.assignment import Assignment, Discard, by_cqueue
 from minisge.scheduler.booking import Book
-from minisge.scheduler.category_cache import Category, CategoryCache, asked_names, job_category, resources_are_static
+from minisge.scheduler.category_cache import (
+    Category,
+    CategoryCache,
+    asked_names,
+    job_category,
+    queue_shape,
+    resources_are_static,
+)
 from minisge.scheduler.dispatch_order import dispatch_figures, dispatch_order
 from minisge.scheduler.pe_allocation import place_pe
 from minisge.scheduler.queue_filter import dropped_at_start, full_message
@@ -80,6 +87,7 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
     categories: dict[int, Category] = {}  # job id -> category: tasks of a job share it
     category_caches: dict[Category, CategoryCache] = {}
     access: dict[tuple[str, str, str | None], dict[str, str | None]] = {}  # (owner, group, project) -> verdicts
+    shapes: dict[tuple[object, ...], dict[str, tuple[str | None, str | None]]] = {}  # queue shape -> verdicts
     g = snap.global_host
     global_host_restricts = bool(g.user_lists or g.xuser_lists or g.projects or g.xprojects)
     # sched_conf(5) max_reservation: the utilization diagrams, only in a pass that may reserve
@@ -106,7 +114,7 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
                 cache = category_caches[cat] = CategoryCache(
                     resources_are_static(snap.complexes, task.requests, snap.complexes.exclusive),
                     access.setdefault((task.owner, task.group, task.project), {}),
-                    asked_names(snap.complexes, task.requests))
+                    asked_names(snap.complexes, task.requests), shapes.setdefault(queue_shape(task), {}))
         a = Assignment(snap, task, cache, cqueues)
         # backfilling: a job that would run into a reservation sees what it holds then
         b = book if util is None or not util.reserved else util.backfill_book(

@@ -113,20 +113,43 @@ def hard_queue_rejects(a: Assignment, qi: QInstance) -> str | None:
     return f'cannot run in queue "{where}" because it is not contained in its hard queue list (-q)'
 
 
+def _owner_free_rejects(a: Assignment, qi: QInstance) -> tuple[str | None, str | None]:
+    """The checks of :func:`static_rejects` that do not ask who the owner
+    is: (queue state or ``-q``, qtype or FORCED), each None if it passes."""
+    why = drop_reason(qi) or hard_queue_rejects(a, qi)
+    if why:
+        return why, None
+    task = a.task
+    if task.interactive:
+        if "INTERACTIVE" not in qi.qtype:  # queue_conf(5) qtype: qrsh and qlogin need an INTERACTIVE queue
+            return None, f'cannot run in queue instance "{qi.name}" because it is not of type interactive'
+    elif task.pe is None and "BATCH" not in qi.qtype:
+        # queue_conf(5) qtype: a batch job never goes to an INTERACTIVE-only queue
+        # (a PE job needs the PE in pe_list instead, as in Grid Engine)
+        return None, f'cannot run in queue instance "{qi.name}" because it is not of type batch'
+    snap = a.snap
+    return None, matching.forced_rejects(snap.complexes, snap.global_values, snap.hosts.get(qi.host), qi,
+                                         task.requests)
+
+
 def static_rejects(a: Assignment, qi: QInstance) -> tuple[str | None, str | None]:
     """The checks of :func:`fits` that no booking in the pass changes:
     (the reason before the free-slot check, the reason after it), each None
     if it passes -- queue state, ``-q``, access lists, qtype, FORCED, and
     the cluster queue's fixed values (with the category's cache the access
     verdicts are shared by the categories of one owner, group and project,
-    the cluster queue's by its instances)."""
-    why = drop_reason(qi)
-    if why:
-        return why, None
-    why = hard_queue_rejects(a, qi)
-    if why:
-        return why, None
-    snap, task, cache = a.snap, a.task, a.cache
+    the other verdicts of the instance by those of one queue shape, the
+    cluster queue's by its instances)."""
+    cache = a.cache
+    if cache is None:
+        first, then = _owner_free_rejects(a, qi)
+    else:
+        try:
+            first, then = cache.queue[qi.name]
+        except KeyError:
+            first, then = cache.queue[qi.name] = _owner_free_rejects(a, qi)
+    if first:
+        return first, None
     if cache is None:
         why = access_rejects(a, qi)
     else:
@@ -134,19 +157,10 @@ def static_rejects(a: Assignment, qi: QInstance) -> tuple[str | None, str | None
             why = cache.access[qi.name]
         except KeyError:
             why = cache.access[qi.name] = access_rejects(a, qi)
-    if why:
-        return why, None
-    if task.interactive:
-        if "INTERACTIVE" not in qi.qtype:  # queue_conf(5) qtype: qrsh and qlogin need an INTERACTIVE queue
-            return f'cannot run in queue instance "{qi.name}" because it is not of type interactive', None
-    elif task.pe is None and "BATCH" not in qi.qtype:
-        # queue_conf(5) qtype: a batch job never goes to an INTERACTIVE-only queue
-        # (a PE job needs the PE in pe_list instead, as in Grid Engine)
-        return f'cannot run in queue instance "{qi.name}" because it is not of type batch', None
+    if why or then:
+        return why or then, None
+    snap, task = a.snap, a.task
     cx = snap.complexes
-    why = matching.forced_rejects(cx, snap.global_values, snap.hosts.get(qi.host), qi, task.requests)
-    if why:
-        return why, None
     if cache is None:
         return None, matching.cqueue_request_rejects(cx, a.siblings(qi), qi, task.requests, task.pe is not None)
     try:
