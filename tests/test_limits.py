@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import resource
 
+from qmaster_harness import small_qmaster
+
 from minisge.execd import usage
 from minisge.rules import limits
 from minisge.rules.limits import INF, Action
@@ -266,17 +268,10 @@ def test_start_message_follows_qalter_a_replaced_queue_and_the_local_configurati
     (ConfigState.start_facts); each thing it derives from changes it."""
     import re
 
-    from minisge.cell import Cell
-    from minisge.daemon.cell_init import init_cell
     from minisge.formats import queue_conf
     from minisge.qmaster.job import RUNNING, Grant, Task
-    from minisge.qmaster.qmaster import Qmaster
 
-    cell = Cell(str(mem_tmp_path / "root"))
-    init_cell(cell, "h1", slots=4, env={})
-    qm = Qmaster(cell, "h1")
-    qm.load()
-    qm.config.cell_owner_only = False
+    qm = small_qmaster(mem_tmp_path / "root", slots=4)
     req = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp",
            "array": [1, 10, 1], "hard_resources": {"h_cpu": "0:1:0"}, "hold": True}
     job = qm.jobs[qm.submit(req, 0, 0)["job_id"]]
