@@ -32,12 +32,10 @@ import termios
 import threading
 import tty
 
-from minisge import protocol
+from minisge import output, protocol  # output's job_detail_out and submit_verify: loaded when used
 from minisge.cell import Cell
 from minisge.formats import interactive_stream as stream
 from minisge.formats import submit_options
-from minisge.output import job_detail_out
-from minisge.output.submit_verify import verify_view
 from minisge.protocol import operations
 from minisge.protocol.client import SAYS_QCONF, NoQmaster, call, comm_failure, connect
 
@@ -47,6 +45,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
+
+    from minisge.output import job_detail_out, submit_verify  # noqa: F401  (output.NAME: loaded when used)
 
 USAGE = """\
 SGE 8.1.9
@@ -377,11 +377,11 @@ def run_interactive(kind: str, argv: list[str]) -> int:
         sys.stdout.write(w + "\n")
     if req.get("verify"):  # shown as 8.1.9 shows it (as qsub -verify), nothing is sent
         listener.close()
-        view = verify_view(req)
+        view = output.submit_verify.verify_view(req)
         view["env_list"] = [(k, v) for k, v in view["env_list"] if k == "TERM"]  # QRSH_* come with the job
         view["restart"] = False
         view["job_type"] = ["binary", "immediate"] if req.get("now") else ["binary"]
-        sys.stdout.write(job_detail_out.format_job_detail(view).split("\n", 1)[1])
+        sys.stdout.write(output.job_detail_out.format_job_detail(view).split("\n", 1)[1])
         return 0
     for k in ("verify", "sync", "sync_start", "terse"):
         req.pop(k, None)

@@ -18,14 +18,13 @@ starts as fast as the interpreter.
 
 from __future__ import annotations
 
-import os
+import posix  # not os (minisge.cell says why)
 import pwd
 import sys
 
-from minisge.cell import Cell
-from minisge.formats import wc_queue
-from minisge.formats.wildcard import fnmatch
-from minisge.output import job_detail_out, json_views, qstat_out
+from minisge import formats, output  # wc_queue, wildcard, job_detail_out, json_views: loaded when used (WHEN_USED)
+from minisge.cell import Cell, environment, join_path
+from minisge.output import qstat_out
 from minisge.output.text import printable
 from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
@@ -33,6 +32,9 @@ from minisge.protocol.client import SAYS_LISTING, call
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from minisge.formats import wc_queue, wildcard  # noqa: F401  (formats.NAME: loaded when used)
+    from minisge.output import job_detail_out, json_views  # noqa: F401  (output.NAME: loaded when used)
 
 #: qstat's usage text (qstat_usage), printed on stdout by -help and on
 #: stderr, followed by the reason, for a bad command line.
@@ -178,9 +180,9 @@ def parse_args(argv: list[str]) -> Args:
 
 def default_files(cell_common: str, home: str | None) -> list[str]:
     """sge_qstat(5): the cell's ``common/sge_qstat``, then ``~/.sge_qstat``."""
-    files = [os.path.join(cell_common, "sge_qstat")]
+    files = [join_path(cell_common, "sge_qstat")]
     if home:
-        files.append(os.path.join(home, ".sge_qstat"))
+        files.append(join_path(home, ".sge_qstat"))
     return files
 
 
@@ -237,9 +239,9 @@ _FORMAT_OPTIONS = {"-xml": "-fmt", "-json": "-fmt"}
 
 def _home() -> str | None:
     try:
-        return pwd.getpwuid(os.getuid()).pw_dir
+        return pwd.getpwuid(posix.getuid()).pw_dir
     except KeyError:
-        return os.environ.get("HOME")
+        return environment().get("HOME")
 
 
 def set_format(args: Args, fmt: str) -> None:
@@ -335,7 +337,7 @@ def _queue_matches(name: str, patterns: list[str]) -> bool:
     expressions (a queue domain ``cq@@hostgroup`` needs the host groups,
     which the reply does not carry: it names nothing here)."""
     cq, _, host = name.partition("@")
-    return wc_queue.list_matches(patterns, cq, host)
+    return formats.wc_queue.list_matches(patterns, cq, host)
 
 
 def select_jobs(jobs: list[dict[str, Any]], states: str, queues: set[str] | None,
@@ -413,7 +415,7 @@ def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, An
             continue
         if args.pe is not None:
             offered = q.get("pe_list") or []
-            if not any(fnmatch(pat, pe) for pe in offered for pat in args.pe):
+            if not any(formats.wildcard.fnmatch(pat, pe) for pe in offered for pat in args.pe):
                 continue
         out.append(q)
     return out
@@ -425,9 +427,10 @@ def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, An
 
 def _options(args: Args) -> qstat_out.Options:
     width = qstat_out.QUEUE_WIDTH
-    if os.environ.get("SGE_LONG_QNAMES"):
+    long_names = environment().get("SGE_LONG_QNAMES")
+    if long_names:
         try:
-            width = max(10, int(os.environ["SGE_LONG_QNAMES"]))
+            width = max(10, int(long_names))
         except ValueError:
             pass
     return qstat_out.Options(ext="-ext" in args.flags, pri="-pri" in args.flags,
@@ -530,9 +533,9 @@ def show_jobs(args: Args) -> int:
     if not args.jobs:
         summary = [(text, ids) for text, ids in reply.get("summary") or ()]
         if xml:
-            sys.stdout.write(job_detail_out.format_scheduling_summary_xml(list(reply.get("global") or ())))
+            sys.stdout.write(output.job_detail_out.format_scheduling_summary_xml(list(reply.get("global") or ())))
         else:
-            sys.stdout.write(job_detail_out.format_scheduling_summary(list(reply.get("global") or ()),
+            sys.stdout.write(output.job_detail_out.format_scheduling_summary(list(reply.get("global") or ()),
                                                                  summary))
         return 0
     jobs = reply.get("jobs") or []
@@ -542,14 +545,14 @@ def show_jobs(args: Args) -> int:
             sys.stdout.write("<?xml version='1.0'?>\n<unknown_jobs >\n" + "".join(
                 f"    <ST_name>{_esc(m)}</ST_name>\n" for m in missing) + "</unknown_jobs>\n")
             return 0
-        sys.stderr.write(job_detail_out.format_unknown_jobs(missing))
+        sys.stderr.write(output.job_detail_out.format_unknown_jobs(missing))
         return 1
     reasons = {int(k): v for k, v in (reply.get("reasons") or {}).items()}
     global_info = list(reply.get("global") or ())
     if xml:
-        sys.stdout.write(job_detail_out.format_job_details_xml(jobs, global_info, reasons))
+        sys.stdout.write(output.job_detail_out.format_job_details_xml(jobs, global_info, reasons))
         return 0
-    sys.stdout.write(job_detail_out.format_job_details(jobs, global_info, reasons))
+    sys.stdout.write(output.job_detail_out.format_job_details(jobs, global_info, reasons))
     return 0
 
 
@@ -558,18 +561,18 @@ def _print_job_json(args: Args, reply: dict[str, Any]) -> int:
     global_info = list(reply.get("global") or ())
     if not args.jobs:
         summary = [(str(text), list(ids)) for text, ids in reply.get("summary") or ()]
-        write_json(json_views.qstat_job_view([], global_info, summary=summary))
+        write_json(output.json_views.qstat_job_view([], global_info, summary=summary))
         return 0
     jobs = reply.get("jobs") or []
     reasons = {int(k): v for k, v in (reply.get("reasons") or {}).items()}
-    write_json(json_views.qstat_job_view(jobs, global_info, reasons, unknown=reply.get("missing") or []))
+    write_json(output.json_views.qstat_job_view(jobs, global_info, reasons, unknown=reply.get("missing") or []))
     return 0 if jobs else 1
 
 
 def write_json(doc: dict[str, Any]) -> None:
     """A JSON view on stdout, as bytes (json_views.dumps)."""
     sys.stdout.flush()
-    sys.stdout.buffer.write(json_views.dumps(doc))
+    sys.stdout.buffer.write(output.json_views.dumps(doc))
     sys.stdout.buffer.flush()
 
 
@@ -587,7 +590,8 @@ def _ask(msg: dict[str, Any]) -> dict[str, Any]:
 def _empty_json(args: Args, opts: qstat_out.Options) -> None:
     """With -fmt json, a selection that keeps nothing still prints a document (without jobs)."""
     if args.json and "c" not in args.group:
-        write_json(json_views.qstat_full_view([], [], opts) if args.full else json_views.qstat_view([], [], opts))
+        views = output.json_views
+        write_json(views.qstat_full_view([], [], opts) if args.full else views.qstat_view([], [], opts))
 
 
 def show_status(args: Args) -> int:
@@ -649,7 +653,7 @@ def show_status(args: Args) -> int:
                     for qname, _ in (t.get("granted") or ())}
             queues = [q for q in queues if q["name"] in busy]
         if args.json:
-            write_json(json_views.qstat_full_view(queues, jobs, opts, finished))
+            write_json(output.json_views.qstat_full_view(queues, jobs, opts, finished))
         elif xml:
             sys.stdout.write(qstat_out.format_xml(jobs, queues, full=True, opts=opts, finished=finished))
         else:
@@ -657,7 +661,7 @@ def show_status(args: Args) -> int:
         return 0
     order = [q["name"] for q in queue_info] if need_queues else reply.get("queues")
     if args.json:
-        write_json(json_views.qstat_view(jobs, order, opts, finished))
+        write_json(output.json_views.qstat_view(jobs, order, opts, finished))
     elif xml:
         sys.stdout.write(qstat_out.format_xml(jobs, order, opts=opts, finished=finished))
     else:

@@ -10,10 +10,8 @@ from __future__ import annotations
 import _signal  # type: ignore[import-not-found]  # not signal: its enum costs a command milliseconds at start-up
 import sys
 
-from minisge import protocol
+from minisge import output, protocol  # output's job_detail_out and submit_verify: loaded when used
 from minisge.formats import submit_options
-from minisge.output import job_detail_out
-from minisge.output.submit_verify import verify_view
 from minisge.protocol import operations
 from minisge.protocol.client import SAYS_QSUB, NoQmaster, comm_failure, connect, qmaster_address
 
@@ -22,6 +20,8 @@ from .submitter import Submitter
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from minisge.output import job_detail_out, submit_verify  # noqa: F401  (output.NAME: loaded when used)
 
 
 def read_text_file(path: str) -> str:
@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(PTY_REFUSED + "\n")
         return 1
     if req.get("verify"):  # shown as 8.1.9 shows it, nothing is sent
-        sys.stdout.write(job_detail_out.format_job_detail(verify_view(req)).split("\n", 1)[1])
+        view = output.submit_verify.verify_view(req)
+        sys.stdout.write(output.job_detail_out.format_job_detail(view).split("\n", 1)[1])
         return 0
     sync = bool(req.pop("sync", False))  # -sync y|x: wait for the end
     sync_start = bool(req.pop("sync_start", False))  # -sync r: wait for the start

@@ -6,10 +6,10 @@ Standard library and the cell's paths only."""
 
 from __future__ import annotations
 
-import os
+import posix  # not os (minisge.cell says why)
 import pwd
 
-from minisge.cell import Cell, short_hostname
+from minisge.cell import Cell, environment, short_hostname
 from minisge.formats import submit_options
 
 
@@ -20,15 +20,15 @@ class Submitter:
     __slots__ = ("env", "user", "home", "cell", "cwd", "hostname")
 
     def __init__(self) -> None:
-        self.env = submit_options.submitter_environment(os.environ)  # not what Python set for itself
+        self.env = submit_options.submitter_environment(environment())  # not what Python set for itself
         try:
-            pw = pwd.getpwuid(os.getuid())
+            pw = pwd.getpwuid(posix.getuid())
             self.user, self.home = pw.pw_name, pw.pw_dir
         except KeyError:
             self.user, self.home = self.env.get("USER", ""), self.env.get("HOME", "/")
         self.cell = Cell.from_env()
         try:
-            self.cwd = os.getcwd()
+            self.cwd = posix.getcwd()
         except FileNotFoundError:
             self.cwd = self.env.get("PWD", "/")
         self.hostname = short_hostname()

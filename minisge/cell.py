@@ -14,7 +14,9 @@ imported by the commands: standard library only.
 
 from __future__ import annotations
 
-import os
+import posix  # not os: with collections.abc's classes it was ~13% of a qsub's instructions (issue 14)
+import pwd
+import sys
 
 TYPE_CHECKING = False  # not typing's: the commands import this module and must start fast
 if TYPE_CHECKING:
@@ -22,14 +24,70 @@ if TYPE_CHECKING:
 
 DEFAULT_CELL = "default"
 
+# --- the process's environment and paths, as os and os.path give them -------
+# (the commands on their plain paths load no os; a process that loaded it gets
+# os.environ itself, which may have been changed through it)
+
+
+def environment() -> Mapping[str, str]:
+    """The process's environment: ``os.environ`` once os is loaded, else the
+    interpreter's copy decoded as os decodes it (nothing can have changed
+    that copy but os)."""
+    loaded = sys.modules.get("os")
+    if loaded is not None:
+        environ: Mapping[str, str] = loaded.environ
+        return environ
+    encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+    return {k.decode(encoding, errors): v.decode(encoding, errors) for k, v in posix.environ.items()}
+
+
+def join_path(first: str, *rest: str) -> str:
+    """``os.path.join`` (POSIX): an absolute part starts the path anew."""
+    path = first
+    for part in rest:
+        if part.startswith("/"):
+            path = part
+        elif not path or path.endswith("/"):
+            path += part
+        else:
+            path += "/" + part
+    return path
+
+
+def absolute_path(path: str) -> str:
+    """``os.path.abspath`` (POSIX): from the working directory, normalized."""
+    if not path.startswith("/"):
+        path = join_path(posix.getcwd(), path)
+    return posix._path_normpath(path) or "."  # type: ignore[attr-defined]  # os.path.normpath's own C function
+
+
+def path_exists(path: str) -> bool:
+    """``os.path.exists``."""
+    try:
+        posix.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def home_directory() -> str:
+    """``os.path.expanduser("~")``: $HOME, else the user's home of the password database."""
+    home = environment().get("HOME")
+    if home is None:
+        try:
+            home = pwd.getpwuid(posix.getuid()).pw_dir
+        except KeyError:
+            return "~"
+    return home.rstrip("/") or "/"
+
 
 def default_root() -> str:
-    return os.path.join(os.path.expanduser("~"), ".minisge")
+    return join_path(home_directory(), ".minisge")
 
 
 def short_hostname() -> str:
-    """This host's name without its domain (os.uname: no socket import)."""
-    return os.uname().nodename.split(".")[0]
+    """This host's name without its domain (uname: no socket import)."""
+    return posix.uname().nodename.split(".")[0]
 
 
 class Cell:
@@ -55,21 +113,21 @@ class Cell:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Cell:
-        environ: Mapping[str, str] = os.environ if env is None else env
+        environ: Mapping[str, str] = environment() if env is None else env
         root = environ.get("SGE_ROOT") or default_root()
-        return cls(os.path.abspath(root), environ.get("SGE_CELL") or DEFAULT_CELL)
+        return cls(absolute_path(root), environ.get("SGE_CELL") or DEFAULT_CELL)
 
     # --- common/ -------------------------------------------------------
     @property
     def path(self) -> str:
-        return os.path.join(self.root, self.name)
+        return join_path(self.root, self.name)
 
     @property
     def common(self) -> str:
-        return os.path.join(self.path, "common")
+        return join_path(self.path, "common")
 
     def common_file(self, name: str) -> str:
-        return os.path.join(self.common, name)
+        return join_path(self.common, name)
 
     @property
     def accounting(self) -> str:
@@ -91,30 +149,30 @@ class Cell:
     # --- spool/ --------------------------------------------------------
     @property
     def qmaster_spool(self) -> str:
-        return os.path.join(self.path, "spool", "qmaster")
+        return join_path(self.path, "spool", "qmaster")
 
     def execd_spool(self, host: str) -> str:
-        return os.path.join(self.path, "spool", host)
+        return join_path(self.path, "spool", host)
 
     def execd_pid_file(self, host: str) -> str:
         """The pid of the execd role of ``host`` (``minisge execd stop``, ``minisge status``)."""
-        return os.path.join(self.execd_spool(host), "execd.pid")
+        return join_path(self.execd_spool(host), "execd.pid")
 
     @property
     def socket_path(self) -> str:
         """The qmaster's Unix socket for local commands."""
-        return os.path.join(self.qmaster_spool, "qmaster.sock")
+        return join_path(self.qmaster_spool, "qmaster.sock")
 
     @property
     def pid_file(self) -> str:
-        return os.path.join(self.qmaster_spool, "qmaster.pid")
+        return join_path(self.qmaster_spool, "qmaster.pid")
 
     @property
     def messages(self) -> str:
-        return os.path.join(self.qmaster_spool, "messages")
+        return join_path(self.qmaster_spool, "messages")
 
     def exists(self) -> bool:
-        return os.path.exists(self.common_file("bootstrap"))
+        return path_exists(self.common_file("bootstrap"))
 
     def bootstrap(self) -> dict[str, str]:
         """``common/bootstrap`` as {name: value} (empty if it cannot be read)."""
@@ -147,13 +205,13 @@ class Cell:
         return out
 
     def qmaster_port(self, env: Mapping[str, str] | None = None) -> int:
-        environ: Mapping[str, str] = os.environ if env is None else env
+        environ: Mapping[str, str] = environment() if env is None else env
         if environ.get("SGE_QMASTER_PORT"):
             return int(environ["SGE_QMASTER_PORT"])
         return int(self.read_settings().get("SGE_QMASTER_PORT", "6444"))
 
     def execd_port(self, env: Mapping[str, str] | None = None) -> int:
-        environ: Mapping[str, str] = os.environ if env is None else env
+        environ: Mapping[str, str] = environment() if env is None else env
         if environ.get("SGE_EXECD_PORT"):
             return int(environ["SGE_EXECD_PORT"])
         return int(self.read_settings().get("SGE_EXECD_PORT", "6445"))

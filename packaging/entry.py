@@ -16,7 +16,12 @@ import importlib
 import os
 import sys
 
+from minisge.cli import run
 from minisge.cli.commands import COMMANDS, RUNNABLE_MODULES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # modules the spec keeps out of the bootstrap's reach (ctypes: see minisge.spec),
 # importable from here on
@@ -34,19 +39,15 @@ def target(argv: list[str]) -> tuple[str, list[str]]:
     return COMMANDS["minisge"].module, argv[1:]
 
 
-def main() -> int:
+def main() -> NoReturn:
     bundle = getattr(sys, "_MEIPASS", None)  # the binary's _internal/ (PyInstaller)
     if bundle is not None:
         sys.path.append(os.path.join(bundle, DEFERRED))
     module, args = target(sys.argv)
     gc.disable()  # no collection while the command's modules load (setup.py's launchers do the same)
-    try:
-        command = importlib.import_module(module)
-    finally:
-        gc.enable()
-    result: int = command.main(args)
-    return result
+    command = importlib.import_module(module)
+    return run(lambda: command.main(args))  # the collector back on, the status out (minisge.cli.run)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

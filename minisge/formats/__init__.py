@@ -8,3 +8,18 @@ message reads ``FILE:LINE: what is wrong``.
 from minisge.formats.errors import FormatError
 
 __all__ = ["FormatError"]
+
+#: Modules a command loads only when it uses them, as attributes of this
+#: package (``formats.wc_queue.list_matches(...)``, PEP 562): a plain ``qstat``
+#: matches no queue or PE pattern, and these were ~5% of its instructions
+#: (issue 14).  Their users import them under ``TYPE_CHECKING`` for the type
+#: checker.
+WHEN_USED = frozenset({"wc_queue", "wildcard"})
+
+
+def __getattr__(name: str) -> object:
+    """A module of :data:`WHEN_USED`, loaded at its first use (the import
+    system then sets it on the package: this runs once a module)."""
+    if name not in WHEN_USED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return __import__(f"{__name__}.{name}", fromlist=["__name__"])

@@ -8,3 +8,20 @@ so these modules import nothing but the standard library (no attrs, trio or
 cattrs) and never touch files, sockets or the clock: the qmaster sends plain
 dicts, whose keys each module's docstring lists (that is the contract).
 """
+
+
+#: The output modules a command loads only when it prints with them, as
+#: attributes of this package (``output.json_views.qstat_view(...)``, PEP 562):
+#: a plain ``qstat`` prints no JSON and no job's details, a plain ``qsub`` no
+#: ``-verify``, and those modules (with qacct_out and qhost_out, which
+#: json_views imports) were about a tenth of their instructions (issue 14).
+#: Their users import them under ``TYPE_CHECKING`` for the type checker.
+WHEN_USED = frozenset({"job_detail_out", "json_views", "submit_verify"})
+
+
+def __getattr__(name: str) -> object:
+    """A module of :data:`WHEN_USED`, loaded at its first use (the import
+    system then sets it on the package: this runs once a module)."""
+    if name not in WHEN_USED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return __import__(f"{__name__}.{name}", fromlist=["__name__"])

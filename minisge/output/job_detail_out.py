@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from minisge.output.resource_value import format_memory
-from minisge.output.text import printable
+from minisge.output.text import printable, xml_escape
 
 TYPE_CHECKING = False  # not typing's (nor collections'): qsub and qstat must not pay for importing them
 if TYPE_CHECKING:
@@ -32,11 +32,6 @@ def format_cpu_time(seconds: float) -> str:
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours:02d}:{minutes:02d}:{secs:02d}"
-
-
-def xml_escape(text: Any) -> str:
-    return (printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&apos;"))
 
 
 

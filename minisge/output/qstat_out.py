@@ -70,9 +70,8 @@ from __future__ import annotations
 
 import time
 
-from minisge.output.job_detail_out import xml_escape
 from minisge.output.resource_value import format_memory
-from minisge.output.text import printable
+from minisge.output.text import printable, xml_escape
 
 TYPE_CHECKING = False  # not typing's (nor collections'): qsub and qstat must not pay for importing them
 if TYPE_CHECKING:

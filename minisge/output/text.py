@@ -42,3 +42,10 @@ def printable(value: object) -> str:
     if text.isascii() and text.isprintable():  # the usual case, at no cost
         return text
     return "".join(map(_escape, text))
+
+
+def xml_escape(value: object) -> str:
+    """``value`` printable (:func:`printable`) and escaped for XML text or an
+    attribute, as 8.1.9's ``-xml`` outputs escape it."""
+    return (printable(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&apos;"))

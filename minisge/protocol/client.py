@@ -7,11 +7,10 @@ execd) it goes through the local execd's socket, which relays it.
 
 from __future__ import annotations
 
-import os
 import sys
 
 from minisge import protocol
-from minisge.cell import Cell, short_hostname
+from minisge.cell import Cell, join_path, short_hostname
 
 TYPE_CHECKING = False  # not typing's: see minisge.protocol.wire
 if TYPE_CHECKING:
@@ -76,7 +75,7 @@ SAYS_HOLD = Unreachable(on_stdout=True, rc=11)
 
 def connect(cell: Cell | None = None, timeout: float | None = 30.0) -> protocol.ClientSocket:
     cell = cell or Cell.from_env()
-    for path in (cell.socket_path, os.path.join(cell.execd_spool(_host()), "execd.sock")):
+    for path in (cell.socket_path, join_path(cell.execd_spool(_host()), "execd.sock")):
         try:
             return protocol.connect_unix(path, timeout)
         except (FileNotFoundError, ConnectionRefusedError):

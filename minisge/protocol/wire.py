@@ -48,7 +48,7 @@ Connections between hosts
 from __future__ import annotations
 
 import _socket  # not socket: its enums cost a command ~5 ms at start-up
-import os
+import posix  # not os (minisge.cell says why)
 import stat
 import sys
 
@@ -468,7 +468,7 @@ def open_relay_envelope(msg: Message) -> tuple[Message, Credentials, str]:
 
 def make_key() -> bytes:
     """A new random cell key."""
-    return os.urandom(KEY_SIZE)
+    return posix.urandom(KEY_SIZE)
 
 
 def write_key(path: str, key: bytes) -> None:
@@ -479,25 +479,25 @@ def write_key(path: str, key: bytes) -> None:
     """
     if len(key) != KEY_SIZE:
         raise ValueError(f"a cell key is {KEY_SIZE} bytes, not {len(key)}")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = posix.open(path, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, 0o600)
     try:
-        os.write(fd, key.hex().encode("ascii") + b"\n")
-        os.fsync(fd)
+        posix.write(fd, key.hex().encode("ascii") + b"\n")
+        posix.fsync(fd)
     finally:
-        os.close(fd)
+        posix.close(fd)
 
 
 def read_key(path: str) -> bytes:
     """The cell key from its file: 64 hex digits, the file closed to group and others."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = posix.open(path, posix.O_RDONLY)
     except OSError as err:
         raise KeyFileError(f"{path}: cannot read the cell key: {err.strerror}") from None
     try:
-        mode = os.fstat(fd).st_mode
-        data = os.read(fd, 4096)
+        mode = posix.fstat(fd).st_mode
+        data = posix.read(fd, 4096)
     finally:
-        os.close(fd)
+        posix.close(fd)
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise KeyFileError(
             f"{path}: the cell key is open to others (mode {stat.S_IMODE(mode):04o}); chmod 600 it"
