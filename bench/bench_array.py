@@ -19,8 +19,9 @@ load_thresholds NONE: the machine's other load does not hold it) in a temporary
 SGE_ROOT, ``qsub -t 1-N -b y /bin/true``, from the submit to the last
 accounting record; ``--runs`` arrays one after the other, the median printed
 with the machine's load, and the CPU time per task of each part from
-/proc/PID/stat: the daemon, the shepherd launcher (its own: the forks), and
-the shepherds with their jobs (the launcher's reaped children).
+/proc/PID/stat: the daemon (and of that, its system time: its system calls),
+the shepherd launcher (its own: the forks), and the shepherds with their
+jobs (the launcher's reaped children).
 
     python bench/bench_array.py [--tasks 75000] [--slots 4]
     python bench/bench_array.py --cell [--tasks 1000] [--runs 5] [--slots 2]
@@ -132,6 +133,12 @@ def cpu_ticks(pid: int) -> tuple[int, int]:
     return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
 
 
+def system_ticks(pid: int) -> int:
+    """stime of a process, in clock ticks: its CPU in the kernel (its system calls)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[12])
+
+
 def launcher_pid(daemon: int) -> int | None:
     """The daemon's shepherd launcher (a child running minisge.execd.launcher)."""
     for name in os.listdir("/proc"):
@@ -172,6 +179,7 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             base = records(acct)
             launcher = launcher_pid(daemon)
             d0 = cpu_ticks(daemon)[0]
+            s0 = system_ticks(daemon)
             l0 = cpu_ticks(launcher) if launcher else (0, 0)
             t0 = time.perf_counter()
             subprocess.run([os.path.join(bindir, "qsub"), "-t", f"1-{tasks}", "-b", "y", "-o", "/dev/null", "-j", "y",
@@ -180,15 +188,18 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             rates.append(tasks / (t1 - t0))
             time.sleep(0.2)  # the last shepherds reaped by the launcher
             d1 = cpu_ticks(daemon)[0]
+            s1 = system_ticks(daemon)
             l1 = cpu_ticks(launcher) if launcher else (0, 0)
-            cpu = ((d1 - d0) * tick_ms / tasks, (l1[0] - l0[0]) * tick_ms / tasks, (l1[1] - l0[1]) * tick_ms / tasks)
+            cpu = ((d1 - d0) * tick_ms / tasks, (l1[0] - l0[0]) * tick_ms / tasks, (l1[1] - l0[1]) * tick_ms / tasks,
+                   (s1 - s0) * tick_ms / tasks)
             cpus.append(cpu)
             print(f"run {i + 1}: {tasks}-task array of /bin/true, submit to last accounting record "
-                  f"{t1 - t0:6.2f} s  {rates[-1]:7.1f} tasks/s  (load {load}); CPU per task: daemon {cpu[0]:.2f} ms, "
-                  f"launcher {cpu[1]:.2f} ms, shepherd + job {cpu[2]:.2f} ms", flush=True)
-        med = [statistics.median(c[k] for c in cpus) for k in range(3)]
+                  f"{t1 - t0:6.2f} s  {rates[-1]:7.1f} tasks/s  (load {load}); CPU per task: daemon {cpu[0]:.2f} ms "
+                  f"(system {cpu[3]:.2f}), launcher {cpu[1]:.2f} ms, shepherd + job {cpu[2]:.2f} ms", flush=True)
+        med = [statistics.median(c[k] for c in cpus) for k in range(4)]
         print(f"median of {runs}: {statistics.median(rates):.1f} tasks/s ({slots} slots, {os.cpu_count()} cores); "
-              f"CPU per task: daemon {med[0]:.2f} ms, launcher {med[1]:.2f} ms, shepherd + job {med[2]:.2f} ms")
+              f"CPU per task: daemon {med[0]:.2f} ms (system {med[3]:.2f}), launcher {med[1]:.2f} ms, "
+              f"shepherd + job {med[2]:.2f} ms")
     finally:
         subprocess.run([os.path.join(bindir, "minisge"), "stop"], env=env, capture_output=True)
 

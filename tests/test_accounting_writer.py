@@ -70,3 +70,53 @@ def test_the_categorys_resource_requests_are_sorted_by_name():
 def test_the_category_leaves_out_a_project_no_queue_or_host_refers_to():
     assert accounting_writer.category(_job(project="p1")) == "NONE"
     assert accounting_writer.category(_job(project="p1", pe={"name": "smp", "ranges": [[2, 2]]})) == "-pe smp 2"
+
+
+def test_a_stream_of_ends_shares_a_sync_and_none_is_told_synced_before_it_is(monkeypatch, tmp_path):
+    """AccountingSync: a record is synced at once when the last sync is
+    SYNC_GATHER old; those that come sooner wait out the rest of it and
+    share one fdatasync; a record is told synced only after a sync that
+    began after it was appended.  The clock moves only when told to."""
+    import trio
+    import trio.testing
+
+    path = tmp_path / "accounting"
+    path.write_text("")
+    syncs: list[int] = []  # the records appended when each sync began
+    acs = accounting_writer.AccountingSync(str(path))
+    monkeypatch.setattr(accounting_writer, "sync", lambda p: syncs.append(acs.appended))
+    clock = trio.testing.MockClock()
+
+    async def main() -> None:
+        told: list[int] = []
+        event = [trio.Event()]
+
+        async def synced() -> None:
+            told.append(acs.synced)
+            event[0].set()
+
+        async def next_sync() -> None:
+            with trio.fail_after(5):
+                await event[0].wait()
+            event[0] = trio.Event()
+
+        async with trio.open_nursery() as nursery:
+            await nursery.start(acs.run, synced)
+            acs.appended_one()
+            await next_sync()
+            assert syncs == [1] and told == [1] and acs.is_synced(1)  # at once
+            for _ in range(3):  # a stream of ends, each before SYNC_GATHER has passed
+                acs.appended_one()
+                await trio.testing.wait_all_tasks_blocked()
+                clock.jump(accounting_writer.SYNC_GATHER / 4)
+                assert syncs == [1] and not acs.is_synced(acs.appended)
+            clock.jump(accounting_writer.SYNC_GATHER / 4)
+            await next_sync()
+            assert syncs == [1, 4] and told == [1, 4] and acs.is_synced(4)  # the three in one sync
+            clock.jump(1)  # a quiet while: the next one is synced at once again
+            acs.appended_one()
+            await next_sync()
+            assert syncs == [1, 4, 5]
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=clock)

@@ -32,7 +32,7 @@ STEP = st.tuples(st.sampled_from(["submit", "submit_held", "submit_after", "subm
                                   "submit_array", "hold", "hold_task", "release", "release_task", "delete",
                                   "force_delete", "pass", "end", "end_requeue", "tick", "alter_later",
                                   "suspend", "unsuspend", "suspend_queue", "unsuspend_queue", "alter_priority",
-                                  "alter_resources", "reschedule"]),
+                                  "alter_resources", "reschedule", "submit_after_ad", "alter_after"]),
                  st.integers(0, 5), st.integers(1, 3))
 
 
@@ -49,7 +49,8 @@ def full_scan(qm: Qmaster) -> tuple:
     times = [j.execution_time for j in qm.jobs.values() if j.execution_time > now and j.pending]
     return ({n for n, j in qm.jobs.items() if j.tasks or not j.held},
             {n for n, j in qm.jobs.items() if j.spec.get("now")},
-            min(times, default=None))
+            min(times, default=None),
+            {n for n, j in qm.jobs.items() if j.predecessors or j.ad_predecessors})
 
 
 def indexed(qm: Qmaster) -> tuple:
@@ -58,7 +59,8 @@ def indexed(qm: Qmaster) -> tuple:
     assert considered_now <= set(qm.index.considered)  # between passes too: no job a pass needs is missing
     jobs = qm.indexed_jobs()
     assert all(jobs[n] is qm.jobs[n] for n in jobs)
-    return set(jobs), set(qm.index.immediate), qm.index.next_execution_time(qm.jobs, qm.clock())
+    return (set(jobs), set(qm.index.immediate), qm.index.next_execution_time(qm.jobs, qm.clock()),
+            set(qm.index.dependents))  # the jobs a task's end looks at for the successors it releases
 
 
 def counted_as_from_scratch(qm: Qmaster) -> None:
@@ -94,6 +96,9 @@ def step(qm: Qmaster, clock: list[float], what: str, i: int, k: int) -> None:
             req["now"] = True
         elif what == "submit_array":
             req["array"] = [1, k + 1, 1]
+        elif what == "submit_after_ad" and n and qm.jobs[n].is_array:
+            req["array"] = list(qm.jobs[n].spec["array"])
+            req["hold_jid_ad"] = [str(n)]
         qm.submit(req, 0, 0)
     elif not n:
         return
@@ -116,6 +121,9 @@ def step(qm: Qmaster, clock: list[float], what: str, i: int, k: int) -> None:
                               "failed": 0, "usage": {}})
     elif what == "tick":
         clock[0] += 60 * k
+    elif what == "alter_after":
+        others = [str(m) for m in numbers if m != n][:k]
+        qm.qalter({"targets": target, "changes": {"hold_jid": others}}, 0)
     elif what in ("suspend", "unsuspend", "reschedule"):
         qm.qmod_job_control({"action": {"suspend": "sj", "unsuspend": "usj", "reschedule": "rj"}[what],
                              "targets": target}, 0)
@@ -134,6 +142,8 @@ def step(qm: Qmaster, clock: list[float], what: str, i: int, k: int) -> None:
 @given(steps=st.lists(STEP, max_size=30))
 @example(steps=[("submit_array", 0, 2), ("pass", 0, 1), ("hold", 0, 1), ("end", 0, 1)])  # held, its last task ends
 @example(steps=[("submit_held", 0, 1), ("submit_after", 0, 1), ("release", 0, 1), ("pass", 0, 1), ("end", 0, 1)])
+@example(steps=[("submit_array", 0, 2), ("submit_after_ad", 0, 1), ("submit", 0, 1), ("alter_after", 2, 1),
+                ("pass", 0, 1), ("end", 0, 1), ("pass", 0, 1), ("end", 0, 1), ("pass", 0, 1), ("end", 1, 1)])
 @example(steps=[("submit_later", 0, 2), ("submit_later", 0, 1), ("alter_later", 0, 3), ("tick", 0, 1),
                 ("pass", 0, 1), ("delete", 1, 1)])
 def test_the_index_is_what_a_full_scan_finds(steps):

@@ -3,7 +3,10 @@ the pure rules of minisge.rules.limits and minisge.execd.usage."""
 
 from __future__ import annotations
 
+import os
 import resource
+
+from qmaster_harness import small_qmaster
 
 from minisge.execd import usage
 from minisge.rules import limits
@@ -258,3 +261,46 @@ def test_start_message_carries_the_lower_limits_and_the_slots_on_the_host(mem_tm
     assert msg["limits"] == {"h_cpu": 60, "s_vmem": G}
     assert msg["host_slots"] == 2 and msg["consumable_job"] == []
     assert msg["dispatched"] == task.start_time  # the run's identity, echoed by its end report
+
+
+def test_start_message_follows_qalter_a_replaced_queue_and_the_local_configuration(mem_tmp_path):
+    """The start message's configured part is kept from one task to the next
+    (ConfigState.start_facts); each thing it derives from changes it."""
+    import re
+
+    from minisge.formats import queue_conf
+    from minisge.qmaster.job import RUNNING, Grant, Task
+
+    qm = small_qmaster(mem_tmp_path / "root", slots=4)
+    req = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp",
+           "array": [1, 10, 1], "hard_resources": {"h_cpu": "0:1:0"}, "hold": True}
+    job = qm.jobs[qm.submit(req, 0, 0)["job_id"]]
+
+    def start(task_id: int) -> dict:
+        task = Task(task_id=task_id, state=RUNNING, start_time=task_id, granted=[Grant("all.q", "h1", 1)])
+        return qm.config.start_message(job, task, "/tmp/x")
+
+    first = start(1)
+    assert first["limits"] == {"h_cpu": 60} and first["task_id"] == 1 and first["dispatched"] == 1
+    again = start(2)
+    assert again["task_id"] == 2 and again["dispatched"] == 2 and again["limits"] == {"h_cpu": 60}
+    # qalter -l gives the job a new hard resource list (job_modify)
+    job.own_spec()
+    job.spec["hard_resources"] = {"h_cpu": "0:2:0"}
+    assert start(3)["limits"] == {"h_cpu": 120}
+    # qconf -mq replaces the queue (the models are immutable)
+    text = queue_conf.write(qm.config.cqueues["all.q"])
+    text = re.sub(r"(?m)^h_cpu +\S+$", "h_cpu                 0:0:30", text)
+    text = re.sub(r"(?m)^tmpdir +\S+$", "tmpdir                /var/tmp", text)
+    qm.config.cqueues["all.q"] = queue_conf.parse(text)
+    msg = start(4)
+    assert msg["limits"] == {"h_cpu": 30} and msg["tmpdir"] == "/var/tmp"
+    # the host's local configuration (qconf -mconf h1) names another mailer
+    default = msg["mailer"]
+    local = qm.config.local_conf_path("h1")
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    with open(local, "w") as f:
+        f.write("mailer /usr/bin/mailx\n")
+    assert start(5)["mailer"] == "/usr/bin/mailx"
+    os.unlink(local)
+    assert default != "/usr/bin/mailx" and start(6)["mailer"] == default

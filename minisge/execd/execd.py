@@ -264,15 +264,20 @@ class Execd:
         if key in self.running:
             return None
         d = self.job_dir(*key)
-        if has_ended(d):
-            # an earlier run of a re-queued task (exit 99, a failed prolog) whose
-            # end the qmaster has recorded but not yet acknowledged
-            shutil.rmtree(d, ignore_errors=True)
-            self.unwritten_ends.pop(key, None)
-        elif os.path.exists(os.path.join(d, "config")):
-            return None  # already started once (a repeated start message)
-        os.makedirs(d, exist_ok=True)
-        os.chmod(d, TASK_DIR_MODE)  # the config in it holds the job's environment
+        try:
+            os.mkdir(d, TASK_DIR_MODE)  # the usual case: a new directory, nothing of an earlier run in it
+        except FileExistsError:
+            if has_ended(d):
+                # an earlier run of a re-queued task (exit 99, a failed prolog) whose
+                # end the qmaster has recorded but not yet acknowledged
+                shutil.rmtree(d, ignore_errors=True)
+                self.unwritten_ends.pop(key, None)
+            elif os.path.exists(os.path.join(d, "config")):
+                return None  # already started once (a repeated start message)
+            os.makedirs(d, exist_ok=True)
+        except FileNotFoundError:  # active_jobs itself is gone
+            os.makedirs(d, exist_ok=True)
+        os.chmod(d, TASK_DIR_MODE)  # the config in it holds the job's environment (whatever the umask)
         cfg = build_task_config(msg, self.host, self.cell, d)
         hostfile = msg.get("pe_hostfile")
         cores = self.bind(cfg, msg["spec"].get("binding"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pwd
 import sys
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,6 +24,29 @@ from minisge.formats import rsmap, submit_options
 from minisge.rules import job_environment, mail
 from minisge.rules.procedure_environment import DEFAULT_PATH, grid_engine_variables
 
+#: how long a user's home and shell are kept, in seconds (a lookup reads /etc/passwd through
+#: NSS: tens of microseconds at every task's start; nscd would keep them ten minutes)
+PASSWD_TTL = 5.0
+
+_passwd: dict[int, tuple[float, tuple[str, str]]] = {}
+
+
+def home_and_shell(uid: int) -> tuple[str, str]:
+    """The home directory and login shell of ``uid`` (``/`` and ``/bin/sh``
+    for a uid the password database does not know: asked again next time)."""
+    now = time.monotonic()
+    kept = _passwd.get(uid)
+    if kept is not None and now - kept[0] < PASSWD_TTL:
+        return kept[1]
+    try:
+        pw = pwd.getpwuid(uid)
+    except KeyError:
+        return "/", "/bin/sh"
+    if len(_passwd) > 4096:
+        _passwd.clear()
+    found = _passwd[uid] = (now, (pw.pw_dir, pw.pw_shell or "/bin/sh"))
+    return found[1]
+
 
 def build_task_config(msg: Mapping[str, Any], host: str, cell: Cell, job_dir: str) -> dict[str, Any]:
     """The shepherd's config for a start message: paths resolved, environment built."""
@@ -30,11 +54,7 @@ def build_task_config(msg: Mapping[str, Any], host: str, cell: Cell, job_dir: st
     job_id, task_id = msg["job_id"], msg["task_id"]
     array = spec.get("array")
     task = task_id if array else None
-    try:
-        pw = pwd.getpwuid(msg["uid"])
-        home, login_shell = pw.pw_dir, pw.pw_shell or "/bin/sh"
-    except KeyError:
-        home, login_shell = "/", "/bin/sh"
+    home, login_shell = home_and_shell(msg["uid"])
     user = msg["owner"]
     name = spec["job_name"]
     ctx = dict(job_id=job_id, task_id=task, user=user, home=home, hostname=host)

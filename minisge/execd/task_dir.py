@@ -180,6 +180,23 @@ def format_usage(usage: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- reading
+def read_small(path: str, limit: int | None = None) -> str:
+    """A small result file's text, its first ``limit`` bytes when given (one
+    open, a read or two, a close: no buffered text stream, as the execd
+    reads several at every task's end); FileNotFoundError when it is not there."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        size = 0
+        while (limit is None or size < limit) and (chunk := os.read(fd, 65536)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    return (data if limit is None else data[:limit]).decode("utf-8", errors="replace")
+
+
 def read_int(path: str) -> int | None:
     """The number a pid file holds; None when it is missing or not a number."""
     try:
@@ -235,14 +252,12 @@ def read_results(task_dir: str, config: dict[str, Any] | None = None) -> dict[st
     report: dict[str, Any] = {}
     marker: list[str] = []
     try:
-        with open(os.path.join(task_dir, END_MARKER), encoding="utf-8") as f:
-            marker = f.read().split()
+        marker = read_small(os.path.join(task_dir, END_MARKER)).split()
         report["failed"] = int(marker[0])
     except (FileNotFoundError, ValueError, IndexError):
         report["failed"] = exit_codes.ESSTATE_NO_EXITSTATUS
     try:
-        with open(os.path.join(task_dir, "usage"), encoding="utf-8") as f:
-            usage = parse_usage(f.read())
+        usage = parse_usage(read_small(os.path.join(task_dir, "usage")))
         report["usage"] = usage
         report["exit_status"] = int(usage.get("exit_status", 0))
         report["signal"] = int(usage.get("signal", 0))
@@ -251,13 +266,12 @@ def read_results(task_dir: str, config: dict[str, Any] | None = None) -> dict[st
         if len(marker) == 3 and marker[1].isdigit() and marker[2].isdigit():  # the job's end, without its usage
             report["exit_status"], report["signal"] = int(marker[1]), int(marker[2])
     try:
-        with open(os.path.join(task_dir, "error"), encoding="utf-8") as f:
-            report["error"] = f.readline().strip()
+        first = read_small(os.path.join(task_dir, "error"), 65536).replace("\r\n", "\n").replace("\r", "\n")
+        report["error"] = first.split("\n", 1)[0].strip()  # its first line
     except FileNotFoundError:
         pass
     try:
-        with open(os.path.join(task_dir, "limit"), encoding="utf-8") as f:
-            report["limit"] = f.read().strip()
+        report["limit"] = read_small(os.path.join(task_dir, "limit")).strip()
     except FileNotFoundError:
         pass
     try:  # which run of the task this was (the qmaster's dispatch time): a late report of an

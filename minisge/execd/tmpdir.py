@@ -50,9 +50,12 @@ def make_tmpdir(path: str, uid: int, gid: int) -> tuple[str, list[str]]:
     parent, name = os.path.split(os.path.normpath(path))
     if not name or name in (".", ".."):
         raise TmpdirError(f"no directory name in TMPDIR {path!r}")
-    os.makedirs(parent, exist_ok=True)  # the queue's tmpdir: the administrator's
     moved: list[str] = []
-    pfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        pfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        os.makedirs(parent, exist_ok=True)  # the queue's tmpdir: the administrator's
+        pfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for _ in range(ATTEMPTS):
             try:

@@ -150,6 +150,7 @@ class ConfigState:
         self._qi_cache: tuple[tuple[Any, ...], list[scheduler.QInstance]] | None = None
         self._host_cache: tuple[tuple[Any, ...], dict[str, scheduler.HostInfo]] | None = None
         self._references_cache: tuple[tuple[Any, ...], tuple[list[str], bool]] | None = None
+        self._start_facts: tuple[tuple[Any, ...], dict[str, Any]] | None = None  # start_facts: the last one
         self.running_jobs = RunningJobs(job_duration)  # what the passes count of each job
 
     # ------------------------------------------------------------ loading
@@ -367,6 +368,10 @@ class ConfigState:
             tuple(map(id, self.hostgroups.values())), tuple(self.hostgroups),
             tuple(map(id, self.exec_hosts.values())), tuple(self.exec_hosts),
         )
+
+    def group_members_key(self) -> tuple[Any, ...]:
+        """The host groups as objects (immutable: qconf replaces them)."""
+        return tuple(self.hostgroups.values())
 
     def group_members(self) -> dict[str, frozenset[str]]:
         key = (tuple(map(id, self.hostgroups.values())), tuple(self.hostgroups))
@@ -794,14 +799,6 @@ class ConfigState:
     # ------------------------------------------------------------ dispatch
     def start_message(self, job: Job, task: Task, script_path: str) -> dict[str, Any]:
         m = granted_master(task)
-        conf = self.cqueues[m.cqueue]
-        spec = job.spec
-        h_rt = self.qvalue(conf, "h_rt", m.host)
-        limit = parse_time(h_rt)
-        req_rt = (spec.get("hard_resources") or {}).get("h_rt")
-        if req_rt:
-            limit = min(limit, parse_time(req_rt))
-        hostfile = self.pe_hostfile(task)
         return {
             "op": "start",
             "job_id": job.number,
@@ -809,19 +806,53 @@ class ConfigState:
             "owner": job.owner,
             "uid": job.uid,
             "gid": job.gid,
-            "spec": spec,
+            "spec": job.spec,
             "queue": m.cqueue,
             "slots": task.slots,
             "nhosts": len({g.host for g in task.granted}),
             "nqueues": len(task.granted),
             "pe": task.granted_pe or None,
-            "pe_hostfile": hostfile if task.granted_pe else None,
-            "queue_shell": self.qvalue(conf, "shell", m.host),
-            "shell_start_mode": self.qvalue(conf, "shell_start_mode", m.host),
-            "tmpdir": self.qvalue(conf, "tmpdir", m.host),
+            "pe_hostfile": self.pe_hostfile(task) if task.granted_pe else None,
             "script_file": script_path,
             "restarted": task.restarted,
             "dispatched": task.start_time,  # the run's identity (unknown_hosts.stale_report)
+            **self.start_facts(job, task),
+            "resource_map": task.resource_map_on(m.host),  # sge_rsmap(5): SGE_HGR_<name> on this host
+        }
+
+    def start_facts(self, job: Job, task: Task) -> dict[str, Any]:
+        """What a start message takes from the configuration: the master
+        queue's values on its host, the limits (with the job's hard ``-l``),
+        the procedures, the mailer.  The tasks of an array are dispatched one
+        after the other to the same few queue instances, so the last answer
+        is kept, for as long as everything it derives from is the same
+        object (the models are immutable: qconf replaces them; ``qalter -l``
+        gives the job a new hard resource list) and the host's local
+        configuration file has not changed (its stat)."""
+        m = granted_master(task)
+        pe_name = task.granted_pe or None
+        host_slots = sum(g.slots for g in task.granted if g.host == m.host) or 1
+        try:
+            st = os.stat(self.local_conf_path(m.host))
+            local: tuple[int, ...] | None = (st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
+        except (FileNotFoundError, NotADirectoryError):
+            local = None
+        key = (m.cqueue, m.host, pe_name, host_slots, local, self.cqueues.get(m.cqueue), self.global_conf,
+               self.pes.get(pe_name) if pe_name else None, self.complexes, job.spec.get("hard_resources"),
+               *self.group_members_key())
+        cached = self._start_facts
+        if cached is not None and len(cached[0]) == len(key) and all(
+                a is b or (type(a) in (str, int, tuple) and a == b) for a, b in zip(cached[0], key, strict=True)):
+            return cached[1]
+        conf = self.cqueues[m.cqueue]
+        limit = parse_time(self.qvalue(conf, "h_rt", m.host))
+        req_rt = (job.spec.get("hard_resources") or {}).get("h_rt")
+        if req_rt:
+            limit = min(limit, parse_time(req_rt))
+        facts = {
+            "queue_shell": self.qvalue(conf, "shell", m.host),
+            "shell_start_mode": self.qvalue(conf, "shell_start_mode", m.host),
+            "tmpdir": self.qvalue(conf, "tmpdir", m.host),
             "h_rt": None if limit == float("inf") else limit,
             **self.task_limits(job, task),
             "processors": self.qvalue(conf, "processors", m.host),
@@ -834,8 +865,9 @@ class ConfigState:
             "login_shells": list(self.global_conf.login_shells),
             "mailer": self.mailer(m.host),  # qsub -m: the execd sends the mails
             "rsh_command": self.rsh_command(m.host, task.granted_pe),
-            "resource_map": task.resource_map_on(m.host),  # sge_rsmap(5): SGE_HGR_<name> on this host
         }
+        self._start_facts = (key, facts)
+        return facts
 
     def rsh_command(self, host: str, pe_name: str | None) -> str | None:
         """sge_conf(5) rsh_command of ``host`` for a job of a PE with
@@ -903,10 +935,13 @@ class ConfigState:
                     out[step] = {"command": args.command, "user": args.user}
         return out
 
+    def local_conf_path(self, host: str) -> str:
+        return os.path.join(self.spool.cell.common, "local_conf", host)
+
     def host_conf_of(self, host: str):
         """The host-local configuration (sge_conf(5), ``common/local_conf/<host>``
         as qconf -mconf writes it) of ``host``, or None."""
-        path = os.path.join(self.spool.cell.common, "local_conf", host)
+        path = self.local_conf_path(host)
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()

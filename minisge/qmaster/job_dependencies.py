@@ -182,10 +182,13 @@ def task_left(pre: Job, task_id: int, jobs: Mapping[int, Job],
     return changed
 
 
-def tasks_left(pre: Job, task_ids: Iterable[int], jobs: Mapping[int, Job]) -> list[Job]:
+def tasks_left(pre: Job, task_ids: Iterable[int], jobs: Mapping[int, Job],
+               dependents: Iterable[Job] | None = None) -> list[Job]:
     """:func:`task_left` for many tasks of ``pre`` (a qdel of an array):
-    O(tasks) when no job waits for ``pre``'s tasks, its successors found once."""
-    waiting = {n: j for n, j in jobs.items() if pre.number in j.ad_predecessors and j.ad_held}
+    O(tasks) when no job waits for ``pre``'s tasks, its successors found once
+    among ``dependents`` (the jobs that wait for any; all jobs when not given)."""
+    waiting = {j.number: j for j in (jobs.values() if dependents is None else dependents)
+               if pre.number in j.ad_predecessors and j.ad_held}
     if not waiting:
         return []
     changed: dict[int, Job] = {}
@@ -194,11 +197,12 @@ def tasks_left(pre: Job, task_ids: Iterable[int], jobs: Mapping[int, Job]) -> li
     return list(changed.values())
 
 
-def job_left(pre: Job, jobs: Mapping[int, Job]) -> list[Job]:
+def job_left(pre: Job, jobs: Mapping[int, Job], dependents: Iterable[Job] | None = None) -> list[Job]:
     """``pre`` has left the system: its successors no longer wait for it
-    (release_successor_jobs, release_successor_jobs_ad); those that changed."""
+    (release_successor_jobs, release_successor_jobs_ad); those that changed.
+    ``dependents``: the jobs that wait for any (all jobs when not given)."""
     changed = []
-    for suc in jobs.values():
+    for suc in list(jobs.values() if dependents is None else dependents):
         touched = False
         if pre.number in suc.predecessors:
             suc.predecessors.remove(pre.number)

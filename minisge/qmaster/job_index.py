@@ -9,7 +9,9 @@ skips the others too).  :class:`JobIndex` keeps those apart, with the two
 other sets the qmaster's scheduler loop asks for after every pass: the
 immediate jobs (``qsub -now y``, whose one chance is the next pass) and the
 ``qsub -a`` execution times still to come (the loop runs a pass at the
-first), in a heap.
+first), in a heap.  It also keeps the jobs that wait for others (``-hold_jid``,
+``-hold_jid_ad``): a task's end looks at them alone for the successors
+it releases, not at every job (:meth:`Qmaster.release_dependents`).
 
 The qmaster tells the index of every job it takes (:meth:`JobIndex.add`),
 changes (:meth:`JobIndex.update`: every change of a job is spooled, so the
@@ -40,11 +42,12 @@ class JobIndex:
     """The jobs a pass considers, the immediate jobs and the coming
     execution times (see the module)."""
 
-    __slots__ = ("considered", "immediate", "_times", "_timed", "_changed")
+    __slots__ = ("considered", "immediate", "dependents", "_times", "_timed", "_changed")
 
     def __init__(self) -> None:
         self.considered: dict[int, Job] = {}  # by number: see considered()
         self.immediate: dict[int, Job] = {}  # qsub -now y jobs, until they leave
+        self.dependents: dict[int, Job] = {}  # jobs with a -hold_jid or -hold_jid_ad predecessor
         self._times: list[tuple[float, int]] = []  # heap of (execution time, job number); stale ones popped
         self._timed: dict[int, float] = {}  # job number -> the execution time it has in the heap
         self._changed: set[int] = set()  # the jobs filed since take_changed() (added, changed, removed)
@@ -67,6 +70,10 @@ class JobIndex:
             self.considered[job.number] = job
         else:
             self.considered.pop(job.number, None)
+        if job.predecessors or job.ad_predecessors:
+            self.dependents[job.number] = job
+        else:
+            self.dependents.pop(job.number, None)
         when = job.execution_time
         if when and job.pending and self._timed.get(job.number) != when:
             self._timed[job.number] = when
@@ -77,6 +84,7 @@ class JobIndex:
         self._changed.add(job.number)
         self.considered.pop(job.number, None)
         self.immediate.pop(job.number, None)
+        self.dependents.pop(job.number, None)
         self._timed.pop(job.number, None)  # its heap entry goes when it comes first
 
     def take_changed(self) -> set[int]:

@@ -627,9 +627,10 @@ class Qmaster:
         held by -hold_jid or -hold_jid_ad on it, go on
         (:mod:`minisge.qmaster.job_dependencies`)."""
         changed: dict[int, Job] = {}
-        changed.update((j.number, j) for j in job_dependencies.tasks_left(job, task_ids, self.jobs))
+        dependents = self.index.dependents.values()  # the jobs that wait for any, not every job
+        changed.update((j.number, j) for j in job_dependencies.tasks_left(job, task_ids, self.jobs, dependents))
         if job.is_done():
-            changed.update((j.number, j) for j in job_dependencies.job_left(job, self.jobs))
+            changed.update((j.number, j) for j in job_dependencies.job_left(job, self.jobs, dependents))
         for j in changed.values():
             self.save_job(j)
         self.changed()

@@ -70,11 +70,12 @@ def atomic_write(path: str, data: str | bytes, mode: int = 0o644, sync: bool = T
     raw = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
     tmp = f"{os.path.dirname(path)}/.{os.path.basename(path)}.tmp"
     try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         try:
-            os.unlink(tmp)  # a leftover of a crash keeps its old mode and owner through O_CREAT
-        except FileNotFoundError:
-            pass
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+            fd = os.open(tmp, flags, mode)
+        except FileExistsError:  # a leftover of a crash: it would keep its old mode and owner
+            os.unlink(tmp)
+            fd = os.open(tmp, flags, mode)
         try:
             os.fchmod(fd, mode)  # whatever the umask
             if owner is not None and os.getuid() == 0:
