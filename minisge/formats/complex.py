@@ -53,12 +53,12 @@ class ValueType(enum.StrEnum):
     @property
     def is_numeric(self) -> bool:
         """INT, DOUBLE, TIME, MEMORY and BOOL: values are numbers."""
-        return self.value in sge_types.NUMERIC_TYPES
+        return self._value_ in sge_types.NUMERIC_TYPES  # (not .value: an enum's property costs 0.2 µs a read)
 
     @property
     def is_string(self) -> bool:
         """STRING, CSTRING, RESTRING and HOST: values are matched by wildcard expressions."""
-        return self.value in sge_types.STRING_TYPES
+        return self._value_ in sge_types.STRING_TYPES
 
     @property
     def is_resource_map(self) -> bool:

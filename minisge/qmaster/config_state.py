@@ -316,8 +316,9 @@ class ConfigState:
         instance gets its queue_conf(5) initial_state."""
         before = self.qinstance_names() if store in QINSTANCE_KINDS else None
         table = dict(self.objects(store))
+        known = name in table  # replaced where it is: the table stays in the order of the names
         table[name] = model
-        self._replace_objects(store, dict(sorted(table.items())))
+        self._replace_objects(store, table if known else dict(sorted(table.items())))
         if before is not None:
             self.qinstances_changed(before)
 

@@ -28,7 +28,7 @@ from typing import Any
 from minisge.formats.complex import ComplexAttr, Consumable
 from minisge.formats.sge_types import SpecifierError
 from minisge.scheduler.complexes import ComplexIndex
-from minisge.scheduler.matching import default_request
+from minisge.scheduler.matching import PreparedRequests, default_request
 from minisge.scheduler.snapshot import PendingTask
 
 #: a job category: the values of :data:`CATEGORY_FIELDS`, made hashable
@@ -94,7 +94,7 @@ def _category(task: PendingTask) -> Category:
 class CategoryCache:
     """The booking-independent verdicts of one job category in one pass."""
 
-    __slots__ = ("static", "resources", "resources_static", "asked", "access", "queue", "cq_request")
+    __slots__ = ("static", "resources", "resources_static", "asked", "access", "queue", "cq_request", "prepared")
 
     def __init__(self, resources_static: bool, access: dict[str, str | None] | None = None,
                  asked: tuple[str, ...] = (),
@@ -114,6 +114,7 @@ class CategoryCache:
         self.resources: dict[tuple[str, int], str | None] = {}
         self.resources_static = resources_static
         self.asked = asked  # the complex attributes the -l requests name (full names)
+        self.prepared: PreparedRequests | None = None  # the -l requests as the check reads them, once made
 
 
 def queue_shape(task: PendingTask) -> tuple[object, ...]:

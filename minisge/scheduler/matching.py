@@ -185,19 +185,25 @@ def default_request(attr: ComplexAttr) -> str:
     return attr.default if attr.default not in ("", "NONE") else "0"
 
 
-def requests_reject(cx: ComplexIndex, levels: Sequence[Level], qi_name: str, requests: Mapping[str, str],
-                    slots: int, defaults: bool = True) -> tuple[str, str] | None:
-    """complex(5): does every ``-l`` request hold on every level (global,
-    host, queue) that offers the attribute, counting what is booked, and
-    does the EXCL rule let the job in?  Consumables the job does not request
-    are checked with their default ("for default request").  None if all
-    hold, else (where, reason); an attribute no level offers: "job requests
-    unknown resource"."""
+class PreparedRequests(NamedTuple):
+    """What :func:`requests_reject` reads of the ``-l`` requests before it
+    looks at a level (the same for every queue instance a task is tried on):
+    the attributes with the values and the prefix of their reasons, the
+    names of the EXCL ones requested, and the first unknown name."""
+
+    attrs: tuple[tuple[ComplexAttr, str, str], ...]
+    exclusive: frozenset[str]
+    unknown: str | None
+
+
+def prepare_requests(cx: ComplexIndex, requests: Mapping[str, str], defaults: bool = True) -> PreparedRequests:
+    """:class:`PreparedRequests` of ``requests`` (``defaults``: with the
+    consumables not requested, at their default, "for default request")."""
     attrs = []
     for name, value in requests.items():
         attr = cx.get(name)
         if attr is None:
-            return f'in queue "{qi_name}"', f"job requests unknown resource ({name})"
+            return PreparedRequests((), frozenset(), name)
         attrs.append((attr, value, ""))
     asked = {a.name for a, _v, _p in attrs}
     if defaults:
@@ -207,7 +213,23 @@ def requests_reject(cx: ComplexIndex, levels: Sequence[Level], qi_name: str, req
             d = default_request(attr)
             if cx.numeric(attr.name, d):
                 attrs.append((attr, d, "for default request "))
-    exclusive = {a.name for a, v, _p in attrs if a.relop is Relop.EXCL and cx.numeric(a.name, v)}
+    exclusive = frozenset(a.name for a, v, _p in attrs if a.relop is Relop.EXCL and cx.numeric(a.name, v))
+    return PreparedRequests(tuple(attrs), exclusive, None)
+
+
+def requests_reject(cx: ComplexIndex, levels: Sequence[Level], qi_name: str, requests: Mapping[str, str],
+                    slots: int, defaults: bool = True,
+                    prepared: PreparedRequests | None = None) -> tuple[str, str] | None:
+    """complex(5): does every ``-l`` request hold on every level (global,
+    host, queue) that offers the attribute, counting what is booked, and
+    does the EXCL rule let the job in?  Consumables the job does not request
+    are checked with their default ("for default request").  None if all
+    hold, else (where, reason); an attribute no level offers: "job requests
+    unknown resource".  ``prepared``: :func:`prepare_requests` of the same
+    requests and ``defaults``, if the caller kept it."""
+    attrs, exclusive, unknown = prepare_requests(cx, requests, defaults) if prepared is None else prepared
+    if unknown is not None:
+        return f'in queue "{qi_name}"', f"job requests unknown resource ({unknown})"
     found: set[str] = set()
     for letter, where, config, consumed, load in levels:
         for attr in cx.exclusive:

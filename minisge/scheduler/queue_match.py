@@ -173,8 +173,14 @@ def static_rejects(a: Assignment, qi: QInstance) -> tuple[str | None, str | None
 
 def _resources_reason(a: Assignment, book: Book, qi: QInstance, slots: int) -> str | None:
     """Step 7's booking-dependent half: the ``-l`` requests on the three levels."""
-    snap, task = a.snap, a.task
-    rejected = matching.requests_reject(snap.complexes, book.levels(snap, qi), qi.name, task.requests, slots)
+    snap, task, cache = a.snap, a.task, a.cache
+    prepared = None
+    if cache is not None:  # the requests read once for the category
+        prepared = cache.prepared
+        if prepared is None:
+            prepared = cache.prepared = matching.prepare_requests(snap.complexes, task.requests)
+    rejected = matching.requests_reject(snap.complexes, book.levels(snap, qi), qi.name, task.requests, slots,
+                                        prepared=prepared)
     return matching.resource_reason(snap.complexes, task.requests, *rejected) if rejected else None
 
 
