@@ -229,7 +229,16 @@ def send_and_judge(fuzz_cell, op: catalogue.Op, data, msg: dict) -> None:
 
 
 def test_the_daemon_survives_the_fuzz_and_still_runs_a_job(fuzz_cell):
-    c, _, user = fuzz_cell
+    c, sockets, user = fuzz_cell
+    # the fuzz of this module may have run on other workers' cells (pytest -n
+    # with --dist worksteal shares a module's tests out): this cell gets a
+    # burst of its own first, a request of every operation with a field no
+    # operation has, from a user who is no manager
+    for op in catalogue.ops(catalogue.COMMAND):
+        msg = {"op": op.name, "no such field": [None, 1.5, "\x00", {"": []}]}
+        kind = judge(op.name, msg, ask(sockets["user"], msg))
+        COUNTS["requests sent"] += 1
+        COUNTS[kind] += 1
     os.kill(c.daemon_pid(), 0)  # still there
     assert c.run("qstat", "-u", "*").rc == 0
     assert c.run("qstat", "-f").rc == 0
