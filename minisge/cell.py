@@ -18,6 +18,11 @@ import posix  # not os: with collections.abc's classes it was ~13% of a qsub's i
 import pwd
 import sys
 
+try:  # os.path.normpath's own C function (CPython 3.11 on), without loading os
+    from posix import _path_normpath as _normpath  # type: ignore[attr-defined]
+except ImportError:  # an interpreter without it: os.path's (it loads os)
+    from posixpath import normpath as _normpath
+
 TYPE_CHECKING = False  # not typing's: the commands import this module and must start fast
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -58,7 +63,7 @@ def absolute_path(path: str) -> str:
     """``os.path.abspath`` (POSIX): from the working directory, normalized."""
     if not path.startswith("/"):
         path = join_path(posix.getcwd(), path)
-    return posix._path_normpath(path) or "."  # type: ignore[attr-defined]  # os.path.normpath's own C function
+    return _normpath(path) or "."
 
 
 def path_exists(path: str) -> bool:
