@@ -111,32 +111,48 @@ def shared_spec(spec: dict[str, Any]) -> dict[str, Any]:
 def share_words(value: Any) -> None:
     """The keys and short strings of a request's maps and lists, at every
     depth, made the shared copies (:func:`shared_text`), in place."""
-    if type(value) is dict:
-        renamed = False
-        for k, v in value.items():  # a value replaced under its key: the dict keeps its size and order
-            kind = type(v)
-            if kind is str:
-                if len(v) <= _INTERN_MAX and (s := sys.intern(v)) is not v:
-                    value[k] = s
-            elif (kind is dict or kind is list) and v:
-                share_words(v)
-            if not renamed and type(k) is str and sys.intern(k) is not k:
-                renamed = True
-        if renamed:  # a key that is not the shared copy: the dict made again, in its order
-            items = [(shared_text(k), v) for k, v in value.items()]
-            value.clear()
-            value.update(items)
-    elif type(value) is list:
-        for i, v in enumerate(value):
-            kind = type(v)
-            if kind is str:
-                if len(v) <= _INTERN_MAX and (s := sys.intern(v)) is not v:
-                    value[i] = s
-            elif (kind is dict or kind is list) and v:
-                share_words(v)
+    container = type(value)
+    if container is dict:
+        members = value.items()
+    elif container is list:
+        members = enumerate(value)
+    else:
+        return
+    renamed = False
+    for k, v in members:  # a value replaced under its key or index: the container keeps its size and order
+        kind = type(v)
+        if kind is str:
+            if len(v) <= _INTERN_MAX and (s := sys.intern(v)) is not v:
+                value[k] = s
+        elif (kind is dict or kind is list) and v:
+            share_words(v)
+        if container is dict and not renamed and type(k) is str and sys.intern(k) is not k:
+            renamed = True
+    if renamed:  # a key that is not the shared copy: the dict made again, in its order
+        items = [(shared_text(k), v) for k, v in value.items()]
+        value.clear()
+        value.update(items)
 
 
-class SharedSpec(dict[str, Any]):
+class _Unchanging:
+    """A container shared by many jobs and never changed in place: its
+    changing methods raise TypeError (``_REFUSAL`` says what to do instead),
+    and a copy of it, shallow or deep, is itself."""
+
+    __slots__ = ()
+    _REFUSAL = "a shared container is not changed in place"
+
+    def _refuse(self, *_args: Any, **_kw: Any) -> Any:
+        raise TypeError(self._REFUSAL)
+
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self
+
+
+class SharedSpec(_Unchanging, dict[str, Any]):
     """A job's request shared by every job that asked the very same
     (:func:`share_equal_spec`: a queue of 100,000 like jobs holds one); never
     changed in place (TypeError): a change to one job's request is made to
@@ -146,16 +162,8 @@ class SharedSpec(dict[str, Any]):
 
     __slots__ = ("__weakref__",)
 
-    def _refuse(self, *_args: Any, **_kw: Any) -> Any:
-        raise TypeError("a shared job request is not changed in place: Job.own_spec() first")
-
-    __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = __ior__ = _refuse
-
-    def __copy__(self) -> SharedSpec:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> SharedSpec:
-        return self
+    _REFUSAL = "a shared job request is not changed in place: Job.own_spec() first"
+    __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = __ior__ = _Unchanging._refuse
 
 
 def share_equal_spec(spec: dict[str, Any], shapes: MutableMapping[str, SharedSpec]) -> SharedSpec:
@@ -169,59 +177,35 @@ def share_equal_spec(spec: dict[str, Any], shapes: MutableMapping[str, SharedSpe
     return found
 
 
-class _NoIds(list[int]):
+class _NoIds(_Unchanging, list[int]):
     """The empty list of job ids most jobs have (``predecessors``,
     ``ad_predecessors``): one for all of them, never added to (TypeError:
     a job that gets one gets its own list, by assignment)."""
 
     __slots__ = ()
 
-    def _refuse(self, *_args: Any, **_kw: Any) -> Any:
-        raise TypeError("an empty shared id list: assign the job a list of its own")
-
-    __setitem__ = append = extend = insert = __iadd__ = __imul__ = _refuse
-
-    def __copy__(self) -> _NoIds:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> _NoIds:
-        return self
+    _REFUSAL = "an empty shared id list: assign the job a list of its own"
+    __setitem__ = append = extend = insert = __iadd__ = __imul__ = _Unchanging._refuse
 
 
-class _NoTasks(dict[int, Any]):
+class _NoTasks(_Unchanging, dict[int, Any]):
     """The empty task map most jobs have (``restarted_pending``,
     ``task_holds``): one for all of them, never added to (TypeError: the
     job's methods give it a map of its own first)."""
 
     __slots__ = ()
 
-    def _refuse(self, *_args: Any, **_kw: Any) -> Any:
-        raise TypeError("an empty shared task map: give the job a map of its own")
-
-    __setitem__ = setdefault = update = __ior__ = _refuse
-
-    def __copy__(self) -> _NoTasks:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> _NoTasks:
-        return self
+    _REFUSAL = "an empty shared task map: give the job a map of its own"
+    __setitem__ = setdefault = update = __ior__ = _Unchanging._refuse
 
 
-class _NoTaskIds(set[int]):
+class _NoTaskIds(_Unchanging, set[int]):
     """The empty set of task ids most jobs have (``ad_held``), as :class:`_NoIds`."""
 
     __slots__ = ()
 
-    def _refuse(self, *_args: Any, **_kw: Any) -> Any:
-        raise TypeError("an empty shared task id set: assign the job a set of its own")
-
-    add = update = __ior__ = __ixor__ = symmetric_difference_update = _refuse
-
-    def __copy__(self) -> _NoTaskIds:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> _NoTaskIds:
-        return self
+    _REFUSAL = "an empty shared task id set: assign the job a set of its own"
+    add = update = __ior__ = __ixor__ = symmetric_difference_update = _Unchanging._refuse
 
 
 #: the empty containers every job without such ids shares (:class:`Job`'s memory:

@@ -281,12 +281,11 @@ class RunningJobs:
         self._jobs: dict[int, RunningJob] = {}
         self._config: tuple[Any, ...] = ()  # the complexes and durations of what is kept
         self._sums = CountedSums()
-        self._last: dict[int, RunningJob] | None = None  # the count of the passes' jobs, as :meth:`count` gave it
-        # the last count given ``changed``, the one before it and the jobs that may differ between them
-        self._delta: tuple[Mapping[int, RunningJob] | None, Mapping[int, RunningJob], Collection[int]] | None = None
+        # the last count given ``changed`` (the passes'), the one before it and the jobs that may differ between them
+        self._delta: tuple[Mapping[int, RunningJob] | None, dict[int, RunningJob], Collection[int]] | None = None
         self._summed: Mapping[int, RunningJob] | None = None  # the count the sums are of
 
-    def counter(self, cx: ComplexIndex, durations: tuple[float, float]) -> Callable[[Job], RunningJob]:
+    def _counter(self, cx: ComplexIndex, durations: tuple[float, float]) -> Callable[[Job], RunningJob]:
         """What a pass counts of a job under the complexes ``cx`` and the
         ``durations`` (sched_conf default_duration, duration_offset): kept, or
         counted again if the job changed.  The configuration is compared once
@@ -295,7 +294,7 @@ class RunningJobs:
         if config != self._config:
             self._jobs.clear()
             self._sums = CountedSums()
-            self._last = self._delta = self._summed = None
+            self._delta = self._summed = None
             self._config = config
         kept, make = self._jobs, self._job_duration
 
@@ -321,8 +320,8 @@ class RunningJobs:
         then counted as they were then, without a look at them: a pass costs
         the jobs that changed, not all that run.  None: every job is looked
         at (its parts compared with those it was counted from)."""
-        of = self.counter(cx, durations)
-        last = self._last
+        of = self._counter(cx, durations)
+        last = self._delta[1] if self._delta is not None else None
         if changed is None or last is None:
             counted = {n: of(job) for n, job in jobs.items() if job.tasks or job.held_pending() is not None}
         else:
@@ -335,7 +334,6 @@ class RunningJobs:
                     counted.pop(n, None)
         if changed is not None:
             self._delta = (last, counted, changed)
-            self._last = counted
         self.forget_others(counted)
         return counted
 
