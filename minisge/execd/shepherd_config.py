@@ -14,38 +14,26 @@ from __future__ import annotations
 import os
 import pwd
 import sys
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from minisge.cell import Cell
 from minisge.execd.load import ARCH
 from minisge.formats import rsmap, submit_options
+from minisge.name_service import passwd_entry
 from minisge.rules import job_environment, mail
 from minisge.rules.procedure_environment import DEFAULT_PATH, grid_engine_variables
-
-#: how long a user's home and shell are kept, in seconds (a lookup reads /etc/passwd through
-#: NSS: tens of microseconds at every task's start; nscd would keep them ten minutes)
-PASSWD_TTL = 5.0
-
-_passwd: dict[int, tuple[float, tuple[str, str]]] = {}
 
 
 def home_and_shell(uid: int) -> tuple[str, str]:
     """The home directory and login shell of ``uid`` (``/`` and ``/bin/sh``
-    for a uid the password database does not know: asked again next time)."""
-    now = time.monotonic()
-    kept = _passwd.get(uid)
-    if kept is not None and now - kept[0] < PASSWD_TTL:
-        return kept[1]
+    for a uid the password database does not know), as the name service
+    keeps them (:mod:`minisge.name_service`)."""
     try:
-        pw = pwd.getpwuid(uid)
+        pw = passwd_entry(uid)
     except KeyError:
         return "/", "/bin/sh"
-    if len(_passwd) > 4096:
-        _passwd.clear()
-    found = _passwd[uid] = (now, (pw.pw_dir, pw.pw_shell or "/bin/sh"))
-    return found[1]
+    return pw.pw_dir, pw.pw_shell or "/bin/sh"
 
 
 def build_task_config(msg: Mapping[str, Any], host: str, cell: Cell, job_dir: str) -> dict[str, Any]:
