@@ -117,20 +117,19 @@ gc.disable()  # no collection while the modules load: their objects live as long
 if sys.flags.no_site:  # what site.py does in a virtual environment: its prefix, its site-packages
     sys.prefix = sys.exec_prefix = sys.executable.rpartition("/")[0].rpartition("/")[0]
     sys.path.append(f"{sys.prefix}/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages")
-    try:
-        import __editable___minisge_finder  # pip install -e: the finder its .pth installs (setup.py's FINDER)
-    except ModuleNotFoundError:
-        pass
-    else:
-        __editable___minisge_finder.install()
 try:
     from %(module)s import main
 except ModuleNotFoundError as err:
     if not sys.flags.no_site or err.name not in ("minisge", "minisge.cli"):
         raise
-    import site  # another layout: site.py's work after all
+    try:  # pip install -e: the finder its .pth installs (setup.py's FINDER), tried after site-packages
+        import __editable___minisge_finder
+    except ModuleNotFoundError:  # another layout: site.py's work after all
+        import site
 
-    site.main()
+        site.main()
+    else:
+        __editable___minisge_finder.install()
     from %(module)s import main
 from minisge.cli import run  # the collector back on; the status out, without finalization when none is needed
 

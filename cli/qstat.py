@@ -22,10 +22,8 @@ import posix  # not os (minisge.cell says why)
 import pwd
 import sys
 
-from minisge import formats, output  # wc_queue, wildcard, job_detail_out, json_views: loaded when used (WHEN_USED)
+from minisge import formats, output  # wc_queue, wildcard, job_detail_out, json_views, qstat_out: loaded when used
 from minisge.cell import Cell, environment, join_path
-from minisge.output import qstat_out
-from minisge.output.text import printable
 from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
 
@@ -34,7 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from minisge.formats import wc_queue, wildcard  # noqa: F401  (formats.NAME: loaded when used)
-    from minisge.output import job_detail_out, json_views  # noqa: F401  (output.NAME: loaded when used)
+    from minisge.output import job_detail_out, json_views, qstat_out  # noqa: F401  (output.NAME: loaded when used)
 
 #: qstat's usage text (qstat_usage), printed on stdout by -help and on
 #: stderr, followed by the reason, for a bad command line.
@@ -367,9 +365,9 @@ def select_jobs(jobs: list[dict[str, Any]], states: str, queues: set[str] | None
 
 
 def reply_brief(reply: dict[str, Any]) -> qstat_out.BriefJobs | None:
-    """A listing's ``brief_jobs`` (catalogue BRIEF_JOBS), if any."""
+    """A listing's ``brief_jobs`` (catalogue BRIEF_JOBS), if any (none: None, as an empty one prints)."""
     brief = reply.get("brief_jobs")
-    return qstat_out.BriefJobs(brief["shapes"], brief["columns"]) if brief else None
+    return output.qstat_out.BriefJobs(brief["shapes"], brief["columns"]) if brief and brief["columns"] else None
 
 
 def reply_jobs(reply: dict[str, Any]) -> list[dict[str, Any]]:
@@ -379,7 +377,7 @@ def reply_jobs(reply: dict[str, Any]) -> list[dict[str, Any]]:
     brief = reply_brief(reply)
     if not brief:
         return jobs
-    rows = [qstat_out.brief_job(row) for row in brief.rows()]
+    rows = [output.qstat_out.brief_job(row) for row in brief.rows()]
     if not jobs:
         return rows
     return sorted(jobs + rows, key=lambda j: int(j["job_number"]))  # two sorted runs
@@ -426,14 +424,14 @@ def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, An
 
 
 def _options(args: Args) -> qstat_out.Options:
-    width = qstat_out.QUEUE_WIDTH
+    width = output.qstat_out.QUEUE_WIDTH
     long_names = environment().get("SGE_LONG_QNAMES")
     if long_names:
         try:
             width = max(10, int(long_names))
         except ValueError:
             pass
-    return qstat_out.Options(ext="-ext" in args.flags, pri="-pri" in args.flags,
+    return output.qstat_out.Options(ext="-ext" in args.flags, pri="-pri" in args.flags,
                              urg="-urg" in args.flags, tasks="-t" in args.flags,
                              group_tasks="t" in args.group, expand_arrays="d" in args.group,
                              resources="-r" in args.flags, queue_width=width)
@@ -516,7 +514,7 @@ def _xml_cluster_summary(cqueues: list[dict[str, Any]]) -> str:
 
 
 def _esc(text: object) -> str:
-    return (printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return (output.text.printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;").replace("'", "&apos;"))
 
 
@@ -587,16 +585,16 @@ def _ask(msg: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-def _empty_json(args: Args, opts: qstat_out.Options) -> None:
+def _empty_json(args: Args) -> None:
     """With -fmt json, a selection that keeps nothing still prints a document (without jobs)."""
     if args.json and "c" not in args.group:
+        opts = _options(args)
         views = output.json_views
         write_json(views.qstat_full_view([], [], opts) if args.full else views.qstat_view([], [], opts))
 
 
 def show_status(args: Args) -> int:
     """The job listing, ``-f``/``-F``/``-explain``, ``-g c`` and their -xml."""
-    opts = _options(args)
     xml = "-xml" in args.flags
     selecting = args.requests is not None or args.queue_users is not None  # -l, -U: the qmaster selects
     need_queues = (args.full or "c" in args.group or args.queues is not None
@@ -621,10 +619,10 @@ def show_status(args: Args) -> int:
         queue_info = select_queues(list(reply.get("queue_info") or ()), args)
         if not queue_info and (args.queues is not None or args.queue_states or args.pe is not None
                                or args.queue_users is not None):
-            _empty_json(args, opts)
+            _empty_json(args)
             return 1  # Grid Engine prints nothing when no queue instance matches
         if not queue_info and args.requests is not None:
-            _empty_json(args, opts)
+            _empty_json(args)
             return 0  # -l: nothing printed either, but no error (8.1.9)
     if "c" in args.group:
         if args.json:
@@ -634,8 +632,8 @@ def show_status(args: Args) -> int:
         if xml:
             sys.stdout.write(_xml_cluster_summary(cqueues))
         else:
-            sys.stdout.write(qstat_out.format_cluster_summary(cqueues, ext="-ext" in args.flags,
-                                                              queue_width=opts.queue_width))
+            sys.stdout.write(output.qstat_out.format_cluster_summary(cqueues, ext="-ext" in args.flags,
+                                                                     queue_width=_options(args).queue_width))
         return 0
     names = {q["name"] for q in queue_info} if need_queues else None
     hidden = set(reply.get("hide_pending") or ())
@@ -646,6 +644,9 @@ def show_status(args: Args) -> int:
         jobs = select_jobs(list(reply.get("jobs") or ()), args.states, names, hidden)
         brief = select_brief(reply_brief(reply), args.states, hidden)
     finished = list(reply.get("finished") or ())  # -s z
+    if not (jobs or brief or finished or args.full or args.json or xml):
+        return 0  # no job line: the listing prints nothing at all (qstat_out.format_job_list), unloaded
+    opts = _options(args)
     if args.full:
         queues = [_explained(q, args.explain, args.resources) for q in queue_info]
         if "-ne" in args.flags:
@@ -655,17 +656,17 @@ def show_status(args: Args) -> int:
         if args.json:
             write_json(output.json_views.qstat_full_view(queues, jobs, opts, finished))
         elif xml:
-            sys.stdout.write(qstat_out.format_xml(jobs, queues, full=True, opts=opts, finished=finished))
+            sys.stdout.write(output.qstat_out.format_xml(jobs, queues, full=True, opts=opts, finished=finished))
         else:
-            sys.stdout.write(qstat_out.format_full(queues, jobs, opts, finished=finished, brief=brief))
+            sys.stdout.write(output.qstat_out.format_full(queues, jobs, opts, finished=finished, brief=brief))
         return 0
     order = [q["name"] for q in queue_info] if need_queues else reply.get("queues")
     if args.json:
         write_json(output.json_views.qstat_view(jobs, order, opts, finished))
     elif xml:
-        sys.stdout.write(qstat_out.format_xml(jobs, order, opts=opts, finished=finished))
+        sys.stdout.write(output.qstat_out.format_xml(jobs, order, opts=opts, finished=finished))
     else:
-        sys.stdout.write(qstat_out.format_job_list(jobs, order, opts, finished=finished, brief=brief))
+        sys.stdout.write(output.qstat_out.format_job_list(jobs, order, opts, finished=finished, brief=brief))
     return 0
 
 

@@ -196,9 +196,9 @@ def test_the_launchers_import_gc_sys_and_their_command_only():
         imports = sorted((n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Import, ast.ImportFrom))),
                          key=lambda n: n.lineno)
         assert [ast.unparse(n) for n in imports] == [
-            "import gc", "import sys", "import __editable___minisge_finder",  # an editable install's finder
-            f"from {module} import main", "import site", f"from {module} import main",  # site.py: fallback
-            "from minisge.cli import run"], name
+            "import gc", "import sys", f"from {module} import main",  # site-packages first: pip install
+            "import __editable___minisge_finder", "import site",  # an editable install's finder, else site.py
+            f"from {module} import main", "from minisge.cli import run"], name
         assert text.rstrip().endswith("\nrun(main)"), name  # the collector back on, the status out (minisge.cli.run)
 
 

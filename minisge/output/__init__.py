@@ -14,9 +14,12 @@ dicts, whose keys each module's docstring lists (that is the contract).
 #: attributes of this package (``output.json_views.qstat_view(...)``, PEP 562):
 #: a plain ``qstat`` prints no JSON and no job's details, a plain ``qsub`` no
 #: ``-verify``, and those modules (with qacct_out and qhost_out, which
-#: json_views imports) were about a tenth of their instructions (issue 14).
+#: json_views imports) were about a tenth of their instructions (issue 14);
+#: a ``qstat`` with no job to list prints nothing, without ``qstat_out`` and
+#: what it imports (``text``, ``resource_value``, ``formats.sge_types``), a
+#: tenth of an empty ``qstat``'s instructions.
 #: Their users import them under ``TYPE_CHECKING`` for the type checker.
-WHEN_USED = frozenset({"job_detail_out", "json_views", "submit_verify"})
+WHEN_USED = frozenset({"job_detail_out", "json_views", "qstat_out", "submit_verify", "text"})
 
 
 def __getattr__(name: str) -> object:

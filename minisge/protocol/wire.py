@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import _socket  # not socket: its enums cost a command ~5 ms at start-up
 import posix  # not os (minisge.cell says why)
-import stat
 import sys
 
 from minisge.protocol.json_text import Decoder, dumps
@@ -498,9 +497,9 @@ def read_key(path: str) -> bytes:
         data = posix.read(fd, 4096)
     finally:
         posix.close(fd)
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+    if mode & 0o077:  # stat.S_IRWXG | stat.S_IRWXO (stat itself: a module more for every command)
         raise KeyFileError(
-            f"{path}: the cell key is open to others (mode {stat.S_IMODE(mode):04o}); chmod 600 it"
+            f"{path}: the cell key is open to others (mode {mode & 0o7777:04o}); chmod 600 it"
         )
     text = data.decode("ascii", "replace").strip()
     try:
