@@ -22,7 +22,7 @@ import posix  # not os (minisge.cell says why)
 import pwd
 import sys
 
-from minisge import formats, output  # wc_queue, wildcard, job_detail_out, json_views, qstat_out: loaded when used
+import minisge  # its formats and output (wc_queue, wildcard, job_detail_out, json_views, qstat_out): when used
 from minisge.cell import Cell, environment, join_path
 from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
@@ -335,7 +335,7 @@ def _queue_matches(name: str, patterns: list[str]) -> bool:
     expressions (a queue domain ``cq@@hostgroup`` needs the host groups,
     which the reply does not carry: it names nothing here)."""
     cq, _, host = name.partition("@")
-    return formats.wc_queue.list_matches(patterns, cq, host)
+    return minisge.formats.wc_queue.list_matches(patterns, cq, host)
 
 
 def select_jobs(jobs: list[dict[str, Any]], states: str, queues: set[str] | None,
@@ -367,7 +367,7 @@ def select_jobs(jobs: list[dict[str, Any]], states: str, queues: set[str] | None
 def reply_brief(reply: dict[str, Any]) -> qstat_out.BriefJobs | None:
     """A listing's ``brief_jobs`` (catalogue BRIEF_JOBS), if any (none: None, as an empty one prints)."""
     brief = reply.get("brief_jobs")
-    return output.qstat_out.BriefJobs(brief["shapes"], brief["columns"]) if brief and brief["columns"] else None
+    return minisge.output.qstat_out.BriefJobs(brief["shapes"], brief["columns"]) if brief and brief["columns"] else None
 
 
 def reply_jobs(reply: dict[str, Any]) -> list[dict[str, Any]]:
@@ -377,7 +377,7 @@ def reply_jobs(reply: dict[str, Any]) -> list[dict[str, Any]]:
     brief = reply_brief(reply)
     if not brief:
         return jobs
-    rows = [output.qstat_out.brief_job(row) for row in brief.rows()]
+    rows = [minisge.output.qstat_out.brief_job(row) for row in brief.rows()]
     if not jobs:
         return rows
     return sorted(jobs + rows, key=lambda j: int(j["job_number"]))  # two sorted runs
@@ -413,7 +413,7 @@ def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, An
             continue
         if args.pe is not None:
             offered = q.get("pe_list") or []
-            if not any(formats.wildcard.fnmatch(pat, pe) for pe in offered for pat in args.pe):
+            if not any(minisge.formats.wildcard.fnmatch(pat, pe) for pe in offered for pat in args.pe):
                 continue
         out.append(q)
     return out
@@ -424,14 +424,14 @@ def select_queues(queues: list[dict[str, Any]], args: Args) -> list[dict[str, An
 
 
 def _options(args: Args) -> qstat_out.Options:
-    width = output.qstat_out.QUEUE_WIDTH
+    width = minisge.output.qstat_out.QUEUE_WIDTH
     long_names = environment().get("SGE_LONG_QNAMES")
     if long_names:
         try:
             width = max(10, int(long_names))
         except ValueError:
             pass
-    return output.qstat_out.Options(ext="-ext" in args.flags, pri="-pri" in args.flags,
+    return minisge.output.qstat_out.Options(ext="-ext" in args.flags, pri="-pri" in args.flags,
                              urg="-urg" in args.flags, tasks="-t" in args.flags,
                              group_tasks="t" in args.group, expand_arrays="d" in args.group,
                              resources="-r" in args.flags, queue_width=width)
@@ -514,7 +514,7 @@ def _xml_cluster_summary(cqueues: list[dict[str, Any]]) -> str:
 
 
 def _esc(text: object) -> str:
-    return (output.text.printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return (minisge.output.text.printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;").replace("'", "&apos;"))
 
 
@@ -530,11 +530,11 @@ def show_jobs(args: Args) -> int:
         return _print_job_json(args, reply)
     if not args.jobs:
         summary = [(text, ids) for text, ids in reply.get("summary") or ()]
+        details = minisge.output.job_detail_out
         if xml:
-            sys.stdout.write(output.job_detail_out.format_scheduling_summary_xml(list(reply.get("global") or ())))
+            sys.stdout.write(details.format_scheduling_summary_xml(list(reply.get("global") or ())))
         else:
-            sys.stdout.write(output.job_detail_out.format_scheduling_summary(list(reply.get("global") or ()),
-                                                                 summary))
+            sys.stdout.write(details.format_scheduling_summary(list(reply.get("global") or ()), summary))
         return 0
     jobs = reply.get("jobs") or []
     missing = reply.get("missing") or []
@@ -543,14 +543,14 @@ def show_jobs(args: Args) -> int:
             sys.stdout.write("<?xml version='1.0'?>\n<unknown_jobs >\n" + "".join(
                 f"    <ST_name>{_esc(m)}</ST_name>\n" for m in missing) + "</unknown_jobs>\n")
             return 0
-        sys.stderr.write(output.job_detail_out.format_unknown_jobs(missing))
+        sys.stderr.write(minisge.output.job_detail_out.format_unknown_jobs(missing))
         return 1
     reasons = {int(k): v for k, v in (reply.get("reasons") or {}).items()}
     global_info = list(reply.get("global") or ())
     if xml:
-        sys.stdout.write(output.job_detail_out.format_job_details_xml(jobs, global_info, reasons))
+        sys.stdout.write(minisge.output.job_detail_out.format_job_details_xml(jobs, global_info, reasons))
         return 0
-    sys.stdout.write(output.job_detail_out.format_job_details(jobs, global_info, reasons))
+    sys.stdout.write(minisge.output.job_detail_out.format_job_details(jobs, global_info, reasons))
     return 0
 
 
@@ -559,18 +559,18 @@ def _print_job_json(args: Args, reply: dict[str, Any]) -> int:
     global_info = list(reply.get("global") or ())
     if not args.jobs:
         summary = [(str(text), list(ids)) for text, ids in reply.get("summary") or ()]
-        write_json(output.json_views.qstat_job_view([], global_info, summary=summary))
+        write_json(minisge.output.json_views.qstat_job_view([], global_info, summary=summary))
         return 0
     jobs = reply.get("jobs") or []
     reasons = {int(k): v for k, v in (reply.get("reasons") or {}).items()}
-    write_json(output.json_views.qstat_job_view(jobs, global_info, reasons, unknown=reply.get("missing") or []))
+    write_json(minisge.output.json_views.qstat_job_view(jobs, global_info, reasons, unknown=reply.get("missing") or []))
     return 0 if jobs else 1
 
 
 def write_json(doc: dict[str, Any]) -> None:
     """A JSON view on stdout, as bytes (json_views.dumps)."""
     sys.stdout.flush()
-    sys.stdout.buffer.write(output.json_views.dumps(doc))
+    sys.stdout.buffer.write(minisge.output.json_views.dumps(doc))
     sys.stdout.buffer.flush()
 
 
@@ -589,7 +589,7 @@ def _empty_json(args: Args) -> None:
     """With -fmt json, a selection that keeps nothing still prints a document (without jobs)."""
     if args.json and "c" not in args.group:
         opts = _options(args)
-        views = output.json_views
+        views = minisge.output.json_views
         write_json(views.qstat_full_view([], [], opts) if args.full else views.qstat_view([], [], opts))
 
 
@@ -632,7 +632,7 @@ def show_status(args: Args) -> int:
         if xml:
             sys.stdout.write(_xml_cluster_summary(cqueues))
         else:
-            sys.stdout.write(output.qstat_out.format_cluster_summary(cqueues, ext="-ext" in args.flags,
+            sys.stdout.write(minisge.output.qstat_out.format_cluster_summary(cqueues, ext="-ext" in args.flags,
                                                                      queue_width=_options(args).queue_width))
         return 0
     names = {q["name"] for q in queue_info} if need_queues else None
@@ -654,19 +654,19 @@ def show_status(args: Args) -> int:
                     for qname, _ in (t.get("granted") or ())}
             queues = [q for q in queues if q["name"] in busy]
         if args.json:
-            write_json(output.json_views.qstat_full_view(queues, jobs, opts, finished))
+            write_json(minisge.output.json_views.qstat_full_view(queues, jobs, opts, finished))
         elif xml:
-            sys.stdout.write(output.qstat_out.format_xml(jobs, queues, full=True, opts=opts, finished=finished))
+            sys.stdout.write(minisge.output.qstat_out.format_xml(jobs, queues, full=True, opts=opts, finished=finished))
         else:
-            sys.stdout.write(output.qstat_out.format_full(queues, jobs, opts, finished=finished, brief=brief))
+            sys.stdout.write(minisge.output.qstat_out.format_full(queues, jobs, opts, finished=finished, brief=brief))
         return 0
     order = [q["name"] for q in queue_info] if need_queues else reply.get("queues")
     if args.json:
-        write_json(output.json_views.qstat_view(jobs, order, opts, finished))
+        write_json(minisge.output.json_views.qstat_view(jobs, order, opts, finished))
     elif xml:
-        sys.stdout.write(output.qstat_out.format_xml(jobs, order, opts=opts, finished=finished))
+        sys.stdout.write(minisge.output.qstat_out.format_xml(jobs, order, opts=opts, finished=finished))
     else:
-        sys.stdout.write(output.qstat_out.format_job_list(jobs, order, opts, finished=finished, brief=brief))
+        sys.stdout.write(minisge.output.qstat_out.format_job_list(jobs, order, opts, finished=finished, brief=brief))
     return 0
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import _signal  # type: ignore[import-not-found]  # not signal: its enum costs a command milliseconds at start-up
 import sys
 
-from minisge import output, protocol  # output's job_detail_out and submit_verify: loaded when used
+import minisge  # its output (job_detail_out, submit_verify): loaded when used (minisge.WHEN_USED)
+from minisge import protocol
 from minisge.formats import submit_options
 from minisge.protocol import operations
 from minisge.protocol.client import SAYS_QSUB, NoQmaster, comm_failure, connect, qmaster_address
@@ -81,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(PTY_REFUSED + "\n")
         return 1
     if req.get("verify"):  # shown as 8.1.9 shows it, nothing is sent
-        view = output.submit_verify.verify_view(req)
-        sys.stdout.write(output.job_detail_out.format_job_detail(view).split("\n", 1)[1])
+        view = minisge.output.submit_verify.verify_view(req)
+        sys.stdout.write(minisge.output.job_detail_out.format_job_detail(view).split("\n", 1)[1])
         return 0
     sync = bool(req.pop("sync", False))  # -sync y|x: wait for the end
     sync_start = bool(req.pop("sync_start", False))  # -sync r: wait for the start

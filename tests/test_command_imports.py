@@ -96,7 +96,9 @@ def test_a_plain_command_loads_no_heavy_module(name, tmp_path):
 #: (minisge.output's and minisge.formats' WHEN_USED, loaded at their first use).
 NOT_PRINTED = ("minisge.output.job_detail_out", "minisge.output.json_views", "minisge.output.submit_verify",
                "minisge.output.qacct_out", "minisge.output.qhost_out", "minisge.formats.wc_queue",
-               "minisge.formats.wildcard")
+               "minisge.formats.wildcard",
+               # the output package itself (minisge.WHEN_USED), and formats' errors (no parser of a format runs)
+               "minisge.output", "minisge.formats.errors")
 
 
 @pytest.mark.parametrize(("name", "runs"), [("qsub", [["-h", "-b", "y", "/bin/true"]]), ("qstat", [[], ["-f"]])])
@@ -152,12 +154,13 @@ def test_a_plain_qsub_or_qstat_started_as_the_launchers_start_it_loads_no_os(nam
     assert p.stdout.split("\n")[-2] == "", p.stdout
 
 
-@pytest.mark.parametrize("package", ["output", "formats"])
+@pytest.mark.parametrize("package", ["output", "formats", ""])
 def test_the_modules_loaded_when_used_are_there_when_used(package):
-    """minisge.output's and minisge.formats' WHEN_USED: each is an attribute
-    of the package at its first use, the module itself; a name not listed is
-    an AttributeError."""
-    probe = (f"import sys\nfrom minisge import {package} as package\n"
+    """minisge's, minisge.output's and minisge.formats' WHEN_USED: each is an
+    attribute of the package at its first use, the module itself; a name not
+    listed is an AttributeError."""
+    importing = f"from minisge import {package} as package" if package else "import minisge as package"
+    probe = (f"import sys\n{importing}\n"
              "names = sorted(package.WHEN_USED)\n"
              "assert not [n for n in names if f'{package.__name__}.{n}' in sys.modules]\n"
              "for name in names:\n"

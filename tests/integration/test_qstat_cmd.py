@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import xml.dom.minidom
 
 import pytest
@@ -30,6 +32,12 @@ def _wait_running(cell, job_id: int) -> None:
 def test_qstat_prints_nothing_when_there_are_no_jobs(cell):
     r = cell.run("qstat")
     assert (r.rc, r.out, r.err) == (0, "", "")
+    # and loads no module to print nothing with (issue 14: qstat_out and what it imports were
+    # a tenth of an empty qstat's instructions), nor the formats package (no queue pattern)
+    probe = ("import sys\nfrom minisge.cli import qstat\nrc = qstat.main([])\n"
+             "print(rc, sorted(m for m in sys.modules if m.startswith(('minisge.output', 'minisge.formats'))))")
+    p = subprocess.run([sys.executable, "-c", probe], env=cell.env(), capture_output=True, text=True, cwd=cell.work)
+    assert (p.stdout, p.stderr) == ("0 []\n", "")
 
 
 def test_running_and_pending_jobs_show_with_grid_engines_columns(cell):
