@@ -3,8 +3,12 @@
 Standard library only: every command imports this package, and a command must
 start in a few milliseconds.  What is where:
 
-- :mod:`minisge.protocol.wire`: frames, replies, the cell key, the blocking
-  socket calls (the names below);
+- :mod:`minisge.protocol.wire`: frames, replies, the blocking socket calls
+  (the names below);
+- :mod:`minisge.protocol.daemon_wire`: what the daemons alone use of the wire
+  (the frame decoder of a stream, the peers' credentials, the relay envelope,
+  the cell key): names of this package too, loaded at their first use
+  (:data:`DAEMON_SIDE`), so that no command loads them;
 - :mod:`minisge.protocol.handshake`: the cell-key handshake between hosts and
   the authenticated TCP connection (daemons only);
 - :mod:`minisge.protocol.catalogue`: every operation (its direction, its
@@ -26,12 +30,7 @@ from minisge.protocol.wire import (
     VERSION,
     ClientSocket,
     ConnectionClosed,
-    Credentials,
-    FrameDecoder,
-    HandshakeError,
-    KeyFileError,
     ProtocolError,
-    RemotePeer,
     check_header,
     check_reply,
     check_request,
@@ -41,17 +40,41 @@ from minisge.protocol.wire import (
     error_reply,
     is_final,
     iter_replies,
-    make_key,
     ok_reply,
-    open_relay_envelope,
-    peer_credentials,
-    read_key,
     recv,
-    relay_envelope,
     request,
     send,
-    write_key,
 )
+
+TYPE_CHECKING = False  # not typing's: see minisge.protocol.wire
+if TYPE_CHECKING:
+    from minisge.protocol.daemon_wire import (
+        Credentials,
+        FrameDecoder,
+        HandshakeError,
+        KeyFileError,
+        RemotePeer,
+        make_key,
+        open_relay_envelope,
+        peer_credentials,
+        read_key,
+        relay_envelope,
+        write_key,
+    )
+
+#: The names of :mod:`minisge.protocol.daemon_wire` this package gives, loaded
+#: at their first use (PEP 562): a command uses none of them, and their module
+#: was ~0.7 M of a plain ``qsub``'s instructions (issue 14).
+DAEMON_SIDE = frozenset({"Credentials", "FrameDecoder", "HandshakeError", "KeyFileError", "RemotePeer", "make_key",
+                         "open_relay_envelope", "peer_credentials", "read_key", "relay_envelope", "write_key"})
+
+
+def __getattr__(name: str) -> object:
+    """A name of :data:`DAEMON_SIDE`, from its module loaded at the first use."""
+    if name not in DAEMON_SIDE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(__import__("minisge.protocol.daemon_wire", fromlist=["__name__"]), name)
+
 
 __all__ = [
     "HEADER_SIZE", "KEY_SIZE", "MAGIC", "MAX_FIELD_LENGTH", "MAX_HANDSHAKE_PAYLOAD", "MAX_PAYLOAD",

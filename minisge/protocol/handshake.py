@@ -18,12 +18,11 @@ import socket
 import struct
 from typing import TYPE_CHECKING, Any
 
+from minisge.protocol.daemon_wire import HandshakeError, RemotePeer
 from minisge.protocol.wire import (
     MAX_FIELD_LENGTH,
     NONCE_SIZE,
     VERSION,
-    HandshakeError,
-    RemotePeer,
     error_reply,
     recv,
     send,

@@ -26,7 +26,7 @@ import os
 import ssl
 import stat
 
-from minisge.protocol.wire import KeyFileError
+from minisge.protocol.daemon_wire import KeyFileError
 
 
 def check_tls_file(path: str) -> str:
