@@ -46,6 +46,8 @@ def has_access(snap: Snapshot, task: PendingTask, user_lists: Sequence[str], xus
     """queue_conf(5), sge_pe(5): a user in an ``xuser_lists`` list is denied
     (even if also in ``user_lists``); with ``user_lists`` NONE anyone else may
     enter, otherwise only members of one of its lists."""
+    if not user_lists and not xuser_lists:  # NONE and NONE: anyone (most queues, hosts and PEs)
+        return True
     groups = (task.group,) if task.group else ()
     return access_list.has_access(task.owner, groups, user_lists, xuser_lists, snap.acls)
 
