@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Sequence
 
 from minisge.scheduler import job_order, tickets
 from minisge.scheduler.complexes import ComplexIndex
@@ -31,9 +32,10 @@ def _contribution(requests: tuple[tuple[str, str], ...], slots: int, cx: Complex
     return job_order.resource_contribution(requests, slots, cx)[0]
 
 
-#: the name a pending task keeps its resource contribution under, with the
-#: complexes and slot count it is of (no field: not compared, not printed;
-#: a snapshot may hand a pass the same task objects as the pass before)
+#: the name a pending task keeps its resource contribution (with the
+#: complexes and slot count it is of) and its normalized POSIX priority
+#: under (no field: not compared, not printed; a snapshot may hand a pass
+#: the same task objects as the pass before)
 _KEPT = "_urgency"
 
 
@@ -65,68 +67,76 @@ def dispatch_figures(snap: Snapshot) -> dict[int, job_order.Figures]:
     return job_order.figures(pending_facts(snap), snap.complexes, snap.pes, snap.weights, snap.now, nt, default)
 
 
-def _sweep(snap: Snapshot) -> tuple[list[PendingTask], list[float], list[float], bool]:
-    """The tasks of ``snap.pending`` that are not held, in its order, each
-    with its job's urgency and normalized POSIX priority (both of the job's
-    first task not held); and whether ``snap.pending`` was in job number,
-    then task number order (as the qmaster makes it unless a job came back
-    into the index out of turn, qrls)."""
+def _sweep(pending: Sequence[PendingTask], snap: Snapshot) -> tuple[list[PendingTask], list[float], list[float],
+                                                                    list[int]] | None:
+    """The tasks of ``pending`` that are not held, in its order, each with
+    its job's urgency and normalized POSIX priority (the same for every task
+    of a job), and the jobs' numbers; None if ``pending`` is not in job
+    number, then task number order (the qmaster makes it so unless a job
+    came back into its index out of turn, qrls)."""
     cx, pes, weights, now = snap.complexes, snap.pes, snap.weights, snap.now
     w_wait, w_dead = weights.waiting_time, weights.deadline
     slots_of: dict[object, int] = {}  # -pe request -> job_slot_request
-    nppri_of: dict[int, float] = {}
-    seen: dict[int, tuple[float, float]] = {}  # job id -> (urgency, nppri), out of order only
     tasks: list[PendingTask] = []
     urgs: list[float] = []
     nps: list[float] = []
-    in_order = True
+    jobs: list[int] = []
     last_job, last_task = -1, -1
     u = p = 0.0
-    for t in snap.pending:
+    for t in pending:
         if t.held:
             continue
         job_id = t.job_id
-        if job_id == last_job:  # another task of the job of the task before
-            if t.task_id <= last_task:
-                in_order = False
-            last_task = t.task_id
-        else:
+        if job_id != last_job:
             if job_id < last_job:
-                in_order = False
-            known = None if in_order else seen.get(job_id)
-            if known is not None:
-                u, p = known
+                return None
+            pe = t.pe
+            if pe is None:
+                slots = 1
             else:
-                pe = t.pe
-                slots = slots_of.get(pe)
+                slots = slots_of.get(pe)  # type: ignore[assignment]
                 if slots is None:
                     slots = slots_of[pe] = job_order.job_slot_request(pe, pes)
-                kept = t.__dict__.get(_KEPT)  # (complexes, slots, contribution) of a pass before
-                if kept is not None and kept[0] is cx and kept[1] == slots:
-                    u = kept[2]
-                else:
-                    requests = t.requests
-                    u = _contribution(tuple(requests.items()) if requests else (), slots, cx)
-                    object.__setattr__(t, _KEPT, (cx, slots, u))
-                if w_wait:  # w_wait * max(0.0, waited), without the call
-                    waited = now - t.submission_time
-                    u += w_wait * (waited if waited > 0.0 else 0.0)
-                if w_dead and t.deadline:
-                    u += w_dead / max(t.deadline - now, 1.0)
-                posix = t.priority
-                known_p = nppri_of.get(posix)
-                if known_p is None:
-                    known_p = nppri_of[posix] = job_order.normalized_posix_priority(posix)
-                p = known_p
-                seen[job_id] = (u, p)
-            last_job, last_task = job_id, t.task_id
+            # (complexes, slots, resource contribution, nppri) of a pass before
+            kept = t.__dict__.get(_KEPT)
+            if kept is not None and kept[0] is cx and kept[1] == slots:
+                u, p = kept[2], kept[3]
+            else:
+                requests = t.requests
+                u = _contribution(tuple(requests.items()) if requests else (), slots, cx)
+                p = job_order.normalized_posix_priority(t.priority)
+                object.__setattr__(t, _KEPT, (cx, slots, u, p))
+            if w_wait:  # w_wait * max(0.0, waited), without the call
+                waited = now - t.submission_time
+                u += w_wait * (waited if waited > 0.0 else 0.0)
+            if w_dead and t.deadline:
+                u += w_dead / max(t.deadline - now, 1.0)
+            last_job = job_id
+            jobs.append(job_id)
+        elif t.task_id < last_task:
+            return None
+        last_task = t.task_id
         tasks.append(t)
         urgs.append(u)
         nps.append(p)
-    return tasks, urgs, nps, in_order
+    return tasks, urgs, nps, jobs
 
 
-def _keys(snap: Snapshot, tasks: list[PendingTask], urgs: list[float], nps: list[float]) -> list[float]:
+def _swept(snap: Snapshot) -> tuple[list[PendingTask], list[float], list[float], list[int]]:
+    """:func:`_sweep` of ``snap.pending``, put in job and task number order first if it is not."""
+    swept = _sweep(snap.pending, snap)
+    if swept is None:
+        swept = _sweep(sorted(snap.pending, key=_JOB_TASK), snap)
+        assert swept is not None
+    return swept
+
+
+#: a pending task's place in the job and task number order
+_JOB_TASK = operator.attrgetter("job_id", "task_id")
+
+
+def _keys(snap: Snapshot, tasks: list[PendingTask], urgs: list[float], nps: list[float],
+          jobs: list[int]) -> list[float]:
     """The sge_priority(5) ``prio`` of each task's job (:func:`_sweep`'s
     lists), the urgency normalized over the pending jobs and ``snap.running``."""
     if not tasks:
@@ -136,11 +146,11 @@ def _keys(snap: Snapshot, tasks: list[PendingTask], urgs: list[float], nps: list
     low, high = min(urgs), max(urgs)
     # the running jobs count for the urgency range only; a running job's
     # requests are its own (its h_rt): their contribution is remembered across passes
-    pending_jobs = None
+    pending_jobs: set[int] | None = None
     slots_of: dict[object, int] = {}
     for f in snap.running:
         if pending_jobs is None:
-            pending_jobs = {t.job_id for t in tasks}
+            pending_jobs = set(jobs)
         if f.job_id in pending_jobs:
             continue
         _job_id, _posix, submitted, until, deadline, running_requests, pe = f
@@ -172,27 +182,19 @@ def _keys(snap: Snapshot, tasks: list[PendingTask], urgs: list[float], nps: list
 def priorities(snap: Snapshot) -> dict[int, float]:
     """job id -> sge_priority(5) ``prio`` of every pending job of ``snap``
     that has a task not held, normalized over them and ``snap.running``."""
-    tasks, urgs, nps, _in_order = _sweep(snap)
-    return dict(zip((t.job_id for t in tasks), _keys(snap, tasks, urgs, nps), strict=True))
+    tasks, urgs, nps, jobs = _swept(snap)
+    return dict(zip((t.job_id for t in tasks), _keys(snap, tasks, urgs, nps, jobs), strict=True))
 
 
 def dispatch_order(snap: Snapshot) -> list[PendingTask]:
     """The tasks of ``snap.pending`` that are not held, in the order the
     pass takes them (job_order.dispatch_order: sgeee_sort_jobs): by
-    decreasing priority, then job number, then task number -- when the
-    snapshot's tasks come in job and task number order, a stable sort by
-    the priority alone, with no key tuple per task."""
-    tasks, urgs, nps, in_order = _sweep(snap)
-    if not tasks:
-        return []
-    if tasks[0].job_id == tasks[-1].job_id and in_order:  # one job's tasks: no priority orders them
+    decreasing priority, then job number, then task number -- the tasks in
+    job and task number order (:func:`_swept`), then a stable sort by the
+    priority alone, with no key tuple per task."""
+    tasks, urgs, nps, jobs = _swept(snap)
+    if len(jobs) <= 1:  # one job's tasks: no priority orders them
         return tasks
-    keys = _keys(snap, tasks, urgs, nps)
-    if in_order:  # sorted() keeps the order of equal keys, reversed or not
-        return [tasks[i] for i in sorted(range(len(tasks)), key=keys.__getitem__, reverse=True)]
-    return [t for _k, _j, _i, t in sorted(
-        ((-k, t.job_id, t.task_id, t) for k, t in zip(keys, tasks, strict=True)), key=_ORDER_KEY)]
-
-
-#: the out-of-order way's sort key: (-prio, job number, task number)
-_ORDER_KEY = operator.itemgetter(0, 1, 2)
+    keys = _keys(snap, tasks, urgs, nps, jobs)
+    # sorted() keeps the order of equal keys, reversed or not
+    return [tasks[i] for i in sorted(range(len(tasks)), key=keys.__getitem__, reverse=True)]
