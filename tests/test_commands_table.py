@@ -82,9 +82,12 @@ def test_the_binary_called_by_a_command_name_is_that_command(entry):
 
 
 def test_the_binary_called_minisge_is_the_minisge_command(entry):
+    # minisge qsub ARGS: qsub itself, as minisge.cli.minisge:run_command runs it (without minisge's modules)
     assert entry["target"](["/opt/lib/minisge/minisge", "qsub", "-b", "y", "/bin/true"]) == (
-        "minisge.cli.minisge", ["qsub", "-b", "y", "/bin/true"])
+        "minisge.cli.qsub", ["-b", "y", "/bin/true"])
     assert entry["target"](["minisge-0.1", "status"]) == ("minisge.cli.minisge", ["status"])
+    assert entry["target"](["minisge", "minisge", "status"]) == ("minisge.cli.minisge", ["minisge", "status"])
+    assert entry["target"](["minisge"]) == ("minisge.cli.minisge", [])
 
 
 def test_the_binary_runs_a_runnable_module_for_dash_m(entry):
