@@ -432,9 +432,9 @@ def _options(args: Args) -> qstat_out.Options:
         except ValueError:
             pass
     return minisge.output.qstat_out.Options(ext="-ext" in args.flags, pri="-pri" in args.flags,
-                             urg="-urg" in args.flags, tasks="-t" in args.flags,
-                             group_tasks="t" in args.group, expand_arrays="d" in args.group,
-                             resources="-r" in args.flags, queue_width=width)
+                                            urg="-urg" in args.flags, tasks="-t" in args.flags,
+                                            group_tasks="t" in args.group, expand_arrays="d" in args.group,
+                                            resources="-r" in args.flags, queue_width=width)
 
 
 def _explained(queue: dict[str, Any], explain: str, wanted: list[str] | None) -> dict[str, Any]:
