@@ -93,9 +93,12 @@ def access_rejects(a: Assignment, qi: QInstance) -> str | None:
     says so once for the cluster queue (its ``cqueue_match_static``); then
     those of the instance's host (:func:`host_access`), then the instance's."""
     snap, task = a.snap, a.task
+    host = snap.hosts.get(qi.host)
+    if not (qi.user_lists or qi.xuser_lists or qi.projects or qi.xprojects) and (host is None or not (
+            host.user_lists or host.xuser_lists or host.projects or host.xprojects)):
+        return None  # NONE everywhere: anyone, any project (most queues and hosts)
     why = instance_access(snap, qi, task)
     if why is None or any(instance_access(snap, q, task) is None for q in a.siblings(qi)):
-        host = snap.hosts.get(qi.host)
         return (host_access(snap, host, task) if host is not None else None) or why
     if why.startswith("has no permission"):
         return f'has no permission for cluster queue "{qi.cqueue}"'
