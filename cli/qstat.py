@@ -27,6 +27,8 @@ from minisge.cell import Cell, environment, join_path
 from minisge.protocol import operations
 from minisge.protocol.client import SAYS_LISTING, call
 
+from . import load_when_used
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -646,6 +648,7 @@ def show_status(args: Args) -> int:
     finished = list(reply.get("finished") or ())  # -s z
     if not (jobs or brief or finished or args.full or args.json or xml):
         return 0  # no job line: the listing prints nothing at all (qstat_out.format_job_list), unloaded
+    load_when_used(lambda: minisge.output.qstat_out)  # the collector off, then the listing's objects frozen
     opts = _options(args)
     if args.full:
         queues = [_explained(q, args.explain, args.resources) for q in queue_info]
