@@ -8,7 +8,8 @@ links, ``minisge -help``); each command is a module with ``main(argv) -> int``:
 ``sge_share_mon.py`` (the share tree with usage), ``qrsub.py``, ``qrstat.py`` and ``qrdel.py`` (advance reservations)
 and ``minisge.py`` (init, start, stop, status, the roles); ``submitter.py`` is what qsub, qrsh and qlogin read
 of the calling process (environment, user, home, cell, directory, host).  ``run`` (here) is how the
-launchers and the single binary run a command's ``main`` and leave.
+launchers and the single binary run a command's ``main`` and leave, ``load_when_used`` how a
+command loads a big module it prints with in the middle of its ``main`` (``qstat``'s listing).
 
 A command starts about as fast as the interpreter: it imports the standard library, the
 protocol's wire and client, the cell's paths, the formats it needs and the output modules,
