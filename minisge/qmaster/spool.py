@@ -11,6 +11,12 @@ share their fsync (a burst of submissions) are made unsynced and then made
 durable together by :class:`GroupCommit`: one ``syncfs`` of the spool's file
 system for the whole batch, in a worker thread, before any of them is answered.
 
+A new job's file is, where it can be, the file of a job deleted before
+(:class:`FreeJobFiles`, ``jobs/.free/``): written there and renamed into its
+place, it takes no new inode, which ext4 (without a journal above all, where
+it passes over every inode freed in the last minutes) makes far dearer than
+the write itself.
+
 What a job holds is its owner's alone (``-v`` values, the script): ``jobs/``
 is the daemon's (0700, files 0600), ``job_scripts/`` lets others pass but not
 list (0711) and each script is its job owner's, 0700, so that the job, run
@@ -259,6 +265,84 @@ class GroupCommit:
             self.batch.done.set()
 
 
+FREE_DIR = ".free"  # under jobs/: FreeJobFiles (a name with a dot: no job's, skipped by the load)
+FREE_FILES = 4096  # job files kept for new jobs at most; more deleted jobs' files are removed
+
+
+class FreeJobFiles:
+    """The files of deleted jobs, kept in ``jobs/.free/`` to be the files of
+    new jobs: a deleted job's file is renamed there (:meth:`keep`) instead
+    of removed, and a new job's file is written over one of them and renamed
+    into its place (:meth:`write`), so that neither costs the file system an
+    inode freed or a new one found.  Their contents are no job's (the load
+    passes the directory by), so a file half written there is harmless, and
+    the rename into its place makes a new job's file appear whole, as
+    :func:`atomic_write`'s does.  :meth:`keep` runs in the daemon's loop,
+    :meth:`write` in the group commit's thread as well: the list's ``append``
+    and ``pop`` need no lock."""
+
+    def __init__(self, directory: str) -> None:
+        self.dir = directory
+        self.names: list[str] = []  # the files there now
+        self.next = 0  # the name of the next file kept
+
+    def load(self) -> None:
+        """The files kept by the daemon before (made the directory if missing)."""
+        try:
+            os.makedirs(self.dir, mode=JOBS_DIR_MODE, exist_ok=True)
+            names = [n for n in os.listdir(self.dir) if n.isdigit()]
+        except OSError:
+            names = []
+        self.names = names
+        self.next = max((int(n) for n in names), default=-1) + 1
+
+    def keep(self, path: str) -> bool:
+        """Move a deleted job's file ``path`` here; False when it was not
+        (the pool is full or refuses it: the caller removes it)."""
+        if len(self.names) >= FREE_FILES:
+            return False
+        name = str(self.next)
+        try:
+            os.rename(path, f"{self.dir}/{name}")
+        except OSError:  # (gone already, or no directory here: remove_file says which)
+            return False
+        self.next += 1
+        self.names.append(name)
+        return True
+
+    def write(self, path: str, raw: bytes) -> bool:
+        """The new file ``path`` (the name is free) with ``raw``, made of a
+        kept file; False when none is kept or writing one failed (the
+        caller writes a new file the ordinary way, which reports an error).
+        The job files all have one owner and mode (0600, the daemon's)."""
+        try:
+            name = self.names.pop()
+        except IndexError:
+            return False
+        kept = f"{self.dir}/{name}"
+        try:
+            fd = os.open(kept, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            view = memoryview(raw)
+            while view:  # over the old bytes from the start: no block to find where they were
+                view = view[os.write(fd, view):]
+            os.ftruncate(fd, len(raw))  # not to 0 first: ext4 would then write the file out at its close
+            os.close(fd)
+            fd = -1
+            os.rename(kept, path)
+        except OSError:
+            if fd != -1:
+                os.close(fd)
+            try:
+                os.unlink(kept)
+            except OSError:
+                pass
+            return False
+        return True
+
+
 def remove_file(path: str) -> None:
     """Remove a spool file (gone already is fine); SpoolError when it cannot."""
     try:
@@ -312,6 +396,7 @@ class QmasterSpool:
     def __init__(self, cell: Cell):
         self.cell = cell
         self.dir = cell.qmaster_spool
+        self.free_job_files = FreeJobFiles(os.path.join(self.dir, "jobs", FREE_DIR))
 
     def create_dirs(self) -> None:
         os.makedirs(self.dir, exist_ok=True)
@@ -324,6 +409,7 @@ class QmasterSpool:
         """``jobs/`` and ``job_scripts/`` with their modes (see the module)."""
         secure_dir(os.path.join(self.dir, "jobs"), JOBS_DIR_MODE)
         secure_dir(os.path.join(self.dir, "job_scripts"), SCRIPTS_DIR_MODE)
+        self.free_job_files.load()
 
     # --- configuration objects -----------------------------------------
     def object_path(self, kind: str, name: str) -> str:
@@ -419,9 +505,10 @@ class QmasterSpool:
         the larger of this and the highest job id in the spool."""
         atomic_write(self.jobseqnum_path, f"{n}\n", sync=False)
 
-    def write_job(self, job_id: int, data: dict, sync: bool = True) -> str:
+    def write_job(self, job_id: int, data: dict, sync: bool = True, new: bool = False) -> str:
         """Spool a job (``sync=False``: made durable later, by the caller's
-        :class:`GroupCommit`); its path."""
+        :class:`GroupCommit`); its path.  ``new``: a job not spooled before
+        (its file is made of a deleted job's, :class:`FreeJobFiles`)."""
         p = os.path.join(self.dir, job_relpath(job_id))
         d = os.path.dirname(p)
         if not os.path.isdir(d):
@@ -429,13 +516,18 @@ class QmasterSpool:
                 os.makedirs(d, mode=JOBS_DIR_MODE, exist_ok=True)
             except OSError as err:
                 raise SpoolError(d, err) from None
-        atomic_write(p, json.dumps(data, separators=(",", ":")), mode=JOB_FILE_MODE, sync=sync)
+        raw = json.dumps(data, separators=(",", ":")).encode("utf-8")
+        if not (new and not sync and self.free_job_files.write(p, raw)):
+            atomic_write(p, raw, mode=JOB_FILE_MODE, sync=sync)
         return p
 
     def delete_job(self, job_id: int) -> None:
-        """The job's file and script; SpoolError when either stays."""
-        for p in (os.path.join(self.dir, job_relpath(job_id)), os.path.join(self.dir, "job_scripts", str(job_id))):
-            remove_file(p)
+        """The job's file (kept for a new job's, :class:`FreeJobFiles`) and
+        script; SpoolError when either stays."""
+        path = os.path.join(self.dir, job_relpath(job_id))
+        if not self.free_job_files.keep(path):
+            remove_file(path)
+        remove_file(os.path.join(self.dir, "job_scripts", str(job_id)))
 
     def load_jobs(self) -> Iterator[tuple[str, dict]]:
         """(path, data) of every spooled job, by job number, one at a time
@@ -451,7 +543,7 @@ class QmasterSpool:
             scripts = frozenset()
         for dirpath, dirs, files in os.walk(root):
             # job_relpath's names are fixed-width numbers: sorted, they walk the jobs by number
-            dirs.sort()
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # not .free (FreeJobFiles)
             files.sort()
             if dirpath != root and os.stat(dirpath).st_mode & 0o7777 != JOBS_DIR_MODE:
                 os.chmod(dirpath, JOBS_DIR_MODE)
