@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-import trio
 from qmaster_harness import small_qmaster
 
 from minisge.qmaster.config_state import RequestError
-from minisge.qmaster.qmaster import JOB_NUMBER_BLOCK, Qmaster
+from minisge.qmaster.qmaster import Qmaster
 
 
 @pytest.fixture
@@ -53,48 +50,6 @@ def test_job_ids_go_on_after_the_highest_in_the_spool_even_if_jobseqnum_is_behin
     again = Qmaster(qm.cell, "h1")
     again.load()
     assert again.submit(dict(REQ), 0, 0)["job_id"] == 4
-
-
-def submit_in_groups(qm: Qmaster, n: int) -> list[int]:
-    """``n`` qsub submissions at once, through the group commit and its committer."""
-    ids: list[int] = []
-
-    async def one() -> None:
-        ids.append((await qm.submit_in_group(dict(REQ, hold=True), 0, 0))["job_id"])
-
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(qm.group_commit.run)
-            async with trio.open_nursery() as clients:
-                for _ in range(n):
-                    clients.start_soon(one)
-            nursery.cancel_scope.cancel()
-
-    trio.run(main)
-    return sorted(ids)
-
-
-def test_group_committed_jobs_reserve_their_numbers_by_the_block_and_a_clean_stop_gives_the_rest_back(qm):
-    qm.config.cell_owner_only = False
-    first = submit_in_groups(qm, 30)
-    assert first == list(range(1, 31))
-    reserved = qm.spool.read_jobseqnum()  # the block of a job of the first batch
-    assert JOB_NUMBER_BLOCK < reserved <= 30 + JOB_NUMBER_BLOCK
-    inode = os.stat(qm.spool.jobseqnum_path).st_ino
-    assert submit_in_groups(qm, 5) == list(range(31, 36))
-    assert os.stat(qm.spool.jobseqnum_path).st_ino == inode  # not written again within the block
-    for j in range(1, 36):  # every job gone (qdel): only jobseqnum remembers the numbers given
-        qm.spool.delete_job(j)
-    crashed = Qmaster(qm.cell, "h1")  # no clean stop: a crash
-    crashed.load()
-    crashed.config.cell_owner_only = False
-    after = submit_in_groups(crashed, 3)
-    assert after == [reserved + 1, reserved + 2, reserved + 3]  # none given again
-    crashed.store_job_number()  # the daemon's clean stop
-    stopped = Qmaster(qm.cell, "h1")
-    stopped.load()
-    stopped.config.cell_owner_only = False
-    assert stopped.submit(dict(REQ), 0, 0)["job_id"] == reserved + 4
 
 
 def test_a_task_its_execd_does_not_know_goes_back_to_pending_once(qm):

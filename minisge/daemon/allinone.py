@@ -8,7 +8,6 @@ cancels it, and the execd's shepherds (own processes, see
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import Any
 
@@ -23,7 +22,6 @@ from minisge.qmaster.outbox import ExecdLink
 from minisge.qmaster.qmaster import Qmaster
 from minisge.qmaster.requests import RequestHandler
 from minisge.qmaster.scheduling import scheduler_loop
-from minisge.qmaster.spool import SpoolError
 
 log = logging.getLogger("minisge.daemon")
 
@@ -72,6 +70,4 @@ async def run_allinone(cell: Cell, host: str, task_status: trio.TaskStatus[None]
             log.info("qmaster and execd of cell %s started on %s", cell.name, host)
             qm.changed()
             task_status.started()
-    with contextlib.suppress(SpoolError):  # a clean stop gives back the job numbers reserved
-        qm.store_job_number()
     remove_runtime_files(cell)

@@ -9,7 +9,6 @@ stays in its spool and is reported when it is connected again.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import ssl
@@ -34,7 +33,6 @@ from minisge.qmaster.execd_links import serve_execd
 from minisge.qmaster.qmaster import Qmaster
 from minisge.qmaster.requests import RequestHandler
 from minisge.qmaster.scheduling import scheduler_loop
-from minisge.qmaster.spool import SpoolError
 
 log = logging.getLogger("minisge.remote")
 
@@ -70,8 +68,6 @@ async def run_qmaster(cell: Cell, host: str, task_status: trio.TaskStatus[None] 
             write_pid(cell.pid_file)
             log.info("qmaster of cell %s listening on port %d", cell.name, cell.qmaster_port())
             task_status.started()
-    with contextlib.suppress(SpoolError):  # a clean stop gives back the job numbers reserved
-        qm.store_job_number()
     remove_runtime_files(cell)
 
 

@@ -76,13 +76,6 @@ LOAD_PROGRESS = 10_000
 # this many scheduling rounds before it takes its snapshot
 COALESCE_CHECKPOINTS = 3
 
-# the job numbers qsub's submissions reserve at a time in jobseqnum: the file
-# is rewritten (and synced with the batch that needs it) once for this many
-# jobs, not once a batch; after a crash the numbers go on after the block, never
-# giving one again (8.1.9 stores the number on a timer and at its shutdown only)
-JOB_NUMBER_BLOCK = 1000
-MAX_JOB_NUMBER = 9999999  # then Grid Engine wraps its job ids to 1
-
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
@@ -116,7 +109,6 @@ class Qmaster:
         # the requests like jobs share (job.SharedSpec), by their JSON text, each while a job holds it
         self.request_shapes: weakref.WeakValueDictionary[str, SharedSpec] = weakref.WeakValueDictionary()
         self.last_job_id = 0
-        self.job_numbers_reserved = 0  # jobseqnum on disk: every number up to it may have been given
         self.execds: dict[str, ExecdLink] = {}  # the connected execds by host
         # the host group a new execution host joins when its execd first registers (a split cell's
         # bootstrap: execd_joins @allhosts; minisge.daemon.cell_init), or None
@@ -154,7 +146,7 @@ class Qmaster:
         self.config.load()
         self.share_usage.load()
         self.reservations.load()
-        self.last_job_id = self.job_numbers_reserved = self.spool.read_jobseqnum()
+        self.last_job_id = self.spool.read_jobseqnum()
         shapes = self.request_shapes  # like jobs share one request
         started = time.monotonic()
         with gc_paused():  # (the collector would walk the growing job table again and again)
@@ -305,7 +297,7 @@ class Qmaster:
         try:
             for write in self.new_job_writes(job, sync=True):
                 write()
-            self.store_job_number(max(job.number, self.job_numbers_reserved))  # a block reserved stays
+            self.spool.write_jobseqnum(job.number)
         except SpoolError as err:
             self.reject_unwritten(job, err)
         self.accept_job(job)
@@ -330,21 +322,13 @@ class Qmaster:
         self.submitting[job.number] = job
         if queued is not None:
             queued()
-        # jobseqnum once a block of numbers, not once a batch: each rewrite is a new
-        # file for the old one (ext4 writes it out at the rename, auto_da_alloc)
-        reserve = self.job_numbers_reserved
-        once = None
-        if job.number > reserve:
-            reserve = min(job.number + JOB_NUMBER_BLOCK, MAX_JOB_NUMBER)
-            once = {self.spool.jobseqnum_path: functools.partial(self.spool.write_jobseqnum, reserve)}
-        try:
-            await self.group_commit.durable(self.new_job_writes(job, sync=False), once)
+        try:  # jobseqnum once a batch: rewriting a file costs ext4 a write-out (auto_da_alloc)
+            await self.group_commit.durable(self.new_job_writes(job, sync=False), {
+                self.spool.jobseqnum_path: functools.partial(self.spool.write_jobseqnum, job.number)})
         except SpoolError as err:
             self.reject_unwritten(job, err)
         finally:
             del self.submitting[job.number]
-        # synced: this reserve or a later one (the batch writes the last one given)
-        self.job_numbers_reserved = max(self.job_numbers_reserved, reserve)
         self.accept_job(job)
         return reply
 
@@ -384,9 +368,8 @@ class Qmaster:
         verify = req.get("verify_level") or "n"
         self.check_job_limits(owner, verify)
         job_id = self.last_job_id + 1
-        if job_id > MAX_JOB_NUMBER:  # Grid Engine wraps its job ids
+        if job_id > 9999999:  # Grid Engine wraps its job ids
             job_id = 1
-            self.job_numbers_reserved = 0  # the next batch writes its block
         warnings: list[str] = []
         if verify != "n":
             try:
@@ -467,17 +450,7 @@ class Qmaster:
         -w p, a -w e refusal): the next job gets the one after, as in 8.1.9."""
         self.last_job_id = job_id
         with contextlib.suppress(SpoolError):
-            self.store_job_number(job_id)
-
-    def store_job_number(self, job_id: int | None = None) -> None:
-        """jobseqnum: the last job number given (``job_id``, else the
-        qmaster's), written as is (atomic, not synced) by the ways that give
-        a number outside the group commit and at the daemon's clean stop,
-        where a reserved block (:data:`JOB_NUMBER_BLOCK`) is given back, as
-        8.1.9 stores its number at its shutdown; SpoolError when it cannot."""
-        number = self.last_job_id if job_id is None else job_id
-        self.spool.write_jobseqnum(number)
-        self.job_numbers_reserved = number
+            self.spool.write_jobseqnum(job_id)
 
     def check_job_limits(self, owner: str, verify: str) -> None:
         """sge_conf(5) max_jobs (every job in the cell) and max_u_jobs (the
