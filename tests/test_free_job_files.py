@@ -86,3 +86,22 @@ def test_a_kept_file_gone_or_a_synced_write_makes_a_new_file(spool):
     spool.write_job(4, job(4), sync=True, new=True)  # fsynced on its own: atomic_write's file, pool untouched
     assert len(os.listdir(os.path.join(spool.dir, "jobs", FREE_DIR))) == 1
     assert [d["number"] for _, d in spool.load_jobs()] == [2, 4]
+
+
+def test_jobseqnum_is_replaced_by_a_kept_file_and_its_old_one_kept_for_a_job(spool):
+    spool.write_jobseqnum(7)  # none kept yet: a file of its own
+    old = os.stat(spool.jobseqnum_path).st_ino
+    for n in (1, 2):
+        spool.write_job(n, job(n), sync=False, new=True)
+    for n in (1, 2):
+        spool.delete_job(n)
+    spool.write_jobseqnum(8)
+    st = os.stat(spool.jobseqnum_path)
+    assert spool.read_jobseqnum() == 8 and stat.S_IMODE(st.st_mode) == 0o644 and st.st_ino != old
+    kept = {os.stat(os.path.join(spool.dir, "jobs", FREE_DIR, n)).st_ino: n
+            for n in os.listdir(os.path.join(spool.dir, "jobs", FREE_DIR))}
+    assert old in kept and len(kept) == 2  # the old jobseqnum kept, not freed
+    for n in (3, 4):  # written over the kept ones: a job file again, the daemon's alone
+        spool.write_job(n, job(n), sync=False, new=True)
+        assert stat.S_IMODE(os.stat(path_of(spool, n)).st_mode) == 0o600
+    assert [d["number"] for _, d in spool.load_jobs()] == [3, 4]

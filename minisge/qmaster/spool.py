@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import itertools
 import json
 import logging
 import os
@@ -284,6 +285,8 @@ class GroupCommit:
         finally:
             self.running = False
             batches.put(None)
+            if self.batches:  # how well the syncs were shared (bench/throughput.py reads it)
+                log.info("spool group commit: %d requests in %d syncs", self.units, self.batches)
             if self.batch.units:  # never written: its waiters are told, not left waiting
                 self.batch.error = SpoolError("", OSError(errno.ESHUTDOWN, "the spool's committer stopped"))
             self.batch.done.set()
@@ -308,7 +311,7 @@ class FreeJobFiles:
     def __init__(self, directory: str) -> None:
         self.dir = directory
         self.names: list[str] = []  # the files there now
-        self.next = 0  # the name of the next file kept
+        self.numbers = itertools.count()  # the names of the files kept next (next() needs no lock)
 
     def load(self) -> None:
         """The files kept by the daemon before (made the directory if missing)."""
@@ -318,19 +321,18 @@ class FreeJobFiles:
         except OSError:
             names = []
         self.names = names
-        self.next = max((int(n) for n in names), default=-1) + 1
+        self.numbers = itertools.count(max((int(n) for n in names), default=-1) + 1)
 
     def keep(self, path: str) -> bool:
         """Move a deleted job's file ``path`` here; False when it was not
         (the pool is full or refuses it: the caller removes it)."""
         if len(self.names) >= FREE_FILES:
             return False
-        name = str(self.next)
+        name = str(next(self.numbers))
         try:
             os.rename(path, f"{self.dir}/{name}")
         except OSError:  # (gone already, or no directory here: remove_file says which)
             return False
-        self.next += 1
         self.names.append(name)
         return True
 
@@ -338,7 +340,17 @@ class FreeJobFiles:
         """The new file ``path`` (the name is free) with ``raw``, made of a
         kept file; False when none is kept or writing one failed (the
         caller writes a new file the ordinary way, which reports an error).
-        The job files all have one owner and mode (0600, the daemon's)."""
+        The job files all have one owner, the daemon."""
+        return self._written_over(path, raw, JOB_FILE_MODE, replace=False)
+
+    def replace(self, path: str, raw: bytes, mode: int) -> bool:
+        """The file ``path`` (the daemon's, as a job file) replaced by
+        ``raw`` at once (jobseqnum): a kept file written and renamed over it,
+        the old one kept here in its turn (a second name first, so that it
+        is not freed); False as :meth:`write`."""
+        return self._written_over(path, raw, mode, replace=True)
+
+    def _written_over(self, path: str, raw: bytes, mode: int, replace: bool) -> bool:
         try:
             name = self.names.pop()
         except IndexError:
@@ -349,12 +361,21 @@ class FreeJobFiles:
         except OSError:
             return False
         try:
+            os.fchmod(fd, mode)  # (a kept jobseqnum is 0644) before a byte is written
             view = memoryview(raw)
             while view:  # over the old bytes from the start: no block to find where they were
                 view = view[os.write(fd, view):]
             os.ftruncate(fd, len(raw))  # not to 0 first: ext4 would then write the file out at its close
             os.close(fd)
             fd = -1
+            if replace and len(self.names) < FREE_FILES:
+                old = str(next(self.numbers))
+                try:
+                    os.link(path, f"{self.dir}/{old}")
+                except OSError:  # (none yet): the rename frees it
+                    pass
+                else:
+                    self.names.append(old)
             os.rename(kept, path)
         except OSError:
             if fd != -1:
@@ -526,8 +547,13 @@ class QmasterSpool:
 
     def write_jobseqnum(self, n: int) -> None:
         """Atomic but not fsynced: the job file of job ``n`` is, and loading takes
-        the larger of this and the highest job id in the spool."""
-        atomic_write(self.jobseqnum_path, f"{n}\n", sync=False)
+        the larger of this and the highest job id in the spool.  Made of a
+        kept job file where there is one (:meth:`FreeJobFiles.replace`): a new
+        file for the old one each batch of submissions would cost ext4 an
+        inode found and one freed."""
+        raw = f"{n}\n".encode()
+        if not self.free_job_files.replace(self.jobseqnum_path, raw, 0o644):
+            atomic_write(self.jobseqnum_path, raw, sync=False)
 
     def write_job(self, job_id: int, data: dict, sync: bool = True, new: bool = False) -> str:
         """Spool a job (``sync=False``: made durable later, by the caller's
