@@ -105,3 +105,15 @@ def test_jobseqnum_is_replaced_by_a_kept_file_and_its_old_one_kept_for_a_job(spo
         spool.write_job(n, job(n), sync=False, new=True)
         assert stat.S_IMODE(os.stat(path_of(spool, n)).st_mode) == 0o600
     assert [d["number"] for _, d in spool.load_jobs()] == [3, 4]
+
+
+def test_with_nothing_kept_jobseqnum_is_a_new_file_and_the_old_one_still_kept(spool):
+    spool.write_jobseqnum(1)
+    first = os.stat(spool.jobseqnum_path).st_ino
+    spool.write_jobseqnum(2)  # nothing kept: atomic_write's new file; the first kept, not freed
+    assert spool.read_jobseqnum() == 2 and os.stat(spool.jobseqnum_path).st_ino != first
+    free = os.path.join(spool.dir, "jobs", FREE_DIR)
+    assert [os.stat(os.path.join(free, n)).st_ino for n in os.listdir(free)] == [first]
+    spool.write_jobseqnum(3)  # written over the first, the second kept
+    assert os.stat(spool.jobseqnum_path).st_ino == first and spool.read_jobseqnum() == 3
+    assert len(os.listdir(free)) == 1

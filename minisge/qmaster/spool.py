@@ -26,8 +26,10 @@ gives the files written before these modes the same ones.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
+import functools
 import itertools
 import json
 import logging
@@ -312,6 +314,7 @@ class FreeJobFiles:
         self.dir = directory
         self.names: list[str] = []  # the files there now
         self.numbers = itertools.count()  # the names of the files kept next (next() needs no lock)
+        self.replacing = threading.Lock()  # replace(): one at a time
 
     def load(self) -> None:
         """The files kept by the daemon before (made the directory if missing)."""
@@ -341,16 +344,36 @@ class FreeJobFiles:
         kept file; False when none is kept or writing one failed (the
         caller writes a new file the ordinary way, which reports an error).
         The job files all have one owner, the daemon."""
-        return self._written_over(path, raw, JOB_FILE_MODE, replace=False)
+        return self._written_over(path, raw, JOB_FILE_MODE)
 
-    def replace(self, path: str, raw: bytes, mode: int) -> bool:
+    def replace(self, path: str, raw: bytes, mode: int, otherwise: Callable[[], None]) -> None:
         """The file ``path`` (the daemon's, as a job file) replaced by
         ``raw`` at once (jobseqnum): a kept file written and renamed over it,
-        the old one kept here in its turn (a second name first, so that it
-        is not freed); False as :meth:`write`."""
-        return self._written_over(path, raw, mode, replace=True)
+        else ``otherwise()`` (which raises when it cannot); the old file kept
+        here in its turn (a second name first, so that it is not freed, and
+        kept only once it is no longer ``path``: nothing is ever written over
+        a live file).  One at a time (the loop's and the committer's threads
+        both write jobseqnum): two could otherwise keep one old file twice."""
+        with self.replacing:
+            old: str | None = None
+            if len(self.names) < FREE_FILES:
+                old = str(next(self.numbers))
+                try:
+                    os.link(path, f"{self.dir}/{old}")
+                except OSError:  # (none yet): the rename frees it
+                    old = None
+            try:
+                if not self._written_over(path, raw, mode):
+                    otherwise()
+            except BaseException:
+                if old is not None:  # still the live file: not kept
+                    with contextlib.suppress(OSError):
+                        os.unlink(f"{self.dir}/{old}")
+                raise
+            if old is not None:
+                self.names.append(old)
 
-    def _written_over(self, path: str, raw: bytes, mode: int, replace: bool) -> bool:
+    def _written_over(self, path: str, raw: bytes, mode: int) -> bool:
         try:
             name = self.names.pop()
         except IndexError:
@@ -368,14 +391,6 @@ class FreeJobFiles:
             os.ftruncate(fd, len(raw))  # not to 0 first: ext4 would then write the file out at its close
             os.close(fd)
             fd = -1
-            if replace and len(self.names) < FREE_FILES:
-                old = str(next(self.numbers))
-                try:
-                    os.link(path, f"{self.dir}/{old}")
-                except OSError:  # (none yet): the rename frees it
-                    pass
-                else:
-                    self.names.append(old)
             os.rename(kept, path)
         except OSError:
             if fd != -1:
@@ -552,8 +567,8 @@ class QmasterSpool:
         file for the old one each batch of submissions would cost ext4 an
         inode found and one freed."""
         raw = f"{n}\n".encode()
-        if not self.free_job_files.replace(self.jobseqnum_path, raw, 0o644):
-            atomic_write(self.jobseqnum_path, raw, sync=False)
+        self.free_job_files.replace(self.jobseqnum_path, raw, 0o644,
+                                    functools.partial(atomic_write, self.jobseqnum_path, raw, sync=False))
 
     def write_job(self, job_id: int, data: dict, sync: bool = True, new: bool = False) -> str:
         """Spool a job (``sync=False``: made durable later, by the caller's
