@@ -117,3 +117,15 @@ def test_with_nothing_kept_jobseqnum_is_a_new_file_and_the_old_one_still_kept(sp
     spool.write_jobseqnum(3)  # written over the first, the second kept
     assert os.stat(spool.jobseqnum_path).st_ino == first and spool.read_jobseqnum() == 3
     assert len(os.listdir(free)) == 1
+
+
+def test_a_kept_file_with_a_second_name_is_not_kept_after_a_restart(spool):
+    """A crash between replace's link of the old jobseqnum and its rename
+    leaves jobseqnum with a second name in jobs/.free/: never written over."""
+    spool.write_jobseqnum(5)
+    os.link(spool.jobseqnum_path, os.path.join(spool.dir, "jobs", FREE_DIR, "3"))
+    again = QmasterSpool(spool.cell)
+    list(again.load_jobs())
+    assert again.free_job_files.names == [] and os.listdir(os.path.join(spool.dir, "jobs", FREE_DIR)) == []
+    again.write_job(1, job(1), sync=False, new=True)
+    assert again.read_jobseqnum() == 5

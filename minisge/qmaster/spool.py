@@ -317,10 +317,21 @@ class FreeJobFiles:
         self.replacing = threading.Lock()  # replace(): one at a time
 
     def load(self) -> None:
-        """The files kept by the daemon before (made the directory if missing)."""
+        """The files kept by the daemon before (made the directory if missing);
+        one that has another name too (jobseqnum's, a crash between
+        :meth:`replace`'s link and its rename) loses this one: a live file is
+        never written over."""
+        names = []
         try:
             os.makedirs(self.dir, mode=JOBS_DIR_MODE, exist_ok=True)
-            names = [n for n in os.listdir(self.dir) if n.isdigit()]
+            for n in os.listdir(self.dir):
+                if not n.isdigit():
+                    continue
+                st = os.lstat(f"{self.dir}/{n}")
+                if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                    names.append(n)
+                else:
+                    os.unlink(f"{self.dir}/{n}")
         except OSError:
             names = []
         self.names = names
