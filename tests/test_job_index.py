@@ -4,7 +4,8 @@ changes made through the qmaster's own requests, the jobs a pass considers,
 the immediate jobs and the next execution time are those a full scan of the
 jobs finds; and a pass's count of the jobs, which looks only at the jobs the
 index filed since the pass before (minisge.qmaster.running_jobs), is what a
-count from scratch finds."""
+count from scratch finds, and so is what the pass's snapshot takes of each
+job (RunningJob.snapshot_entry, kept between passes too)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,12 @@ def counted_as_from_scratch(qm: Qmaster) -> None:
         assert (rj.used, rj.debits, rj.running_tasks) == (fresh[n].used, fresh[n].debits, fresh[n].running_tasks)
     kept, scratch = cfg.running_jobs.sums(counted), CountedSums().update(fresh)  # kept: the changed jobs' part redone
     assert (kept.used, kept.pe_used, kept.booked()) == (scratch.used, scratch.pe_used, scratch.booked())
+    # what the snapshot takes of each job, kept in the count between passes, is what a new count takes
+    now = qm.clock()
+    for free in (0, 1, 3, 100):
+        for n, rj in counted.items():
+            assert rj.snapshot_entry(jobs[n], free, now, durations[0]) == \
+                fresh[n].snapshot_entry(jobs[n], free, now, durations[0]), (n, free)
 
 
 def step(qm: Qmaster, clock: list[float], what: str, i: int, k: int) -> None:

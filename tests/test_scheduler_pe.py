@@ -13,6 +13,7 @@ from scheduler_harness import grants, pe, plan, snap, task
 
 from minisge import scheduler
 from minisge.formats import access_list
+from minisge.scheduler import pe_allocation
 
 INF = 9999999
 ACLS = {
@@ -277,3 +278,13 @@ def test_no_dispatch_exceeds_the_slots_or_the_pe_cap(free, rule, pe_slots, first
             used[f"{cq}@{h}"] += n
     assert pe_total <= pe_slots
     assert all(used[q.name] <= q.slots for q in qis)
+
+
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), min_size=1, max_size=3),
+       st.integers(1, 4), st.integers(0, 30))
+def test_the_smallest_count_a_range_takes_is_where_the_largest_starts(ranges, step, most):
+    """could_hold's threshold: largest_in_ranges finds a count for ``most``
+    exactly when ``most`` reaches smallest_in_ranges."""
+    least = pe_allocation.smallest_in_ranges(ranges, step)
+    found = pe_allocation.largest_in_ranges(ranges, most, step)
+    assert (found is not None) == (least is not None and most >= least)

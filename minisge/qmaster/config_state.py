@@ -614,23 +614,16 @@ class ConfigState:
         others = []  # jobs considered for the urgency range with no task in ``pending``
         default_duration = self.sched_conf.default_duration_seconds
         for job in jobs.values():
-            held = job.held_pending()  # qhold of the job (None) or of some of its tasks
-            if held is None:
+            job_count = counted.get(job.number)
+            if job_count is None:  # held as a whole, no task: nothing (RunningJobs.count)
                 continue
-            if not job.pending:  # nothing to start: it counts for the urgency range
-                others.append(counted[job.number].facts(job, now))
+            entry = job_count.snapshot_entry(job, free, now, default_duration)
+            if entry is None:
                 continue
-            spec = job.spec
-            cap = free
-            if cap and spec.get("tc"):
-                cap = min(cap, max(0, int(spec["tc"]) - len(job.tasks)))
-            # -hold_jid_ad: tasks waiting for their predecessor tasks are not considered
-            skip = job.ad_held | held if held else job.ad_held
-            eligible = job.pending.first(cap, skip=skip) if cap else []
-            if not eligible:
-                others.append(counted[job.number].facts(job, now))
-                continue
-            pending += counted[job.number].pending_tasks(job, eligible, now, default_duration)
+            if isinstance(entry, list):
+                pending += entry
+            else:
+                others.append(entry)
         global_host = self.exec_hosts.get("global")
         return scheduler.Snapshot(
             qinstances=tuple(qis),

@@ -31,6 +31,9 @@ from minisge.scheduler.job_order import JobFacts
 from minisge.scheduler.load_alarms import RunningTask
 from minisge.scheduler.quota import QuotaRequest
 
+#: what a pass's snapshot takes of a job (RunningJob.snapshot_entry)
+SnapshotEntry = list[scheduler.PendingTask] | JobFacts | None
+
 #: the parts of a job's request that what a pass counts of it comes from
 _SPEC_PARTS = ("hard_resources", "pe", "project", "deadline", "hard_queues", "soft_resources", "soft_queues",
                "master_queues", "ar", "interactive", "reserve")
@@ -53,7 +56,7 @@ class RunningJob:
     """One job as the passes count it (see the module)."""
 
     __slots__ = ("_job_duration", "key", "used", "pe_used", "debits", "resource_maps", "schedule_entries",
-                 "quota_requests", "running_tasks", "_facts", "_pending")
+                 "quota_requests", "running_tasks", "_facts", "_pending", "_entry")
 
     def __init__(self, job: Job, key: tuple[Any, ...], cx: ComplexIndex, durations: tuple[float, float],
                  job_duration: Callable[[Any, float], float]) -> None:
@@ -105,6 +108,8 @@ class RunningJob:
         self.running_tasks = tuple(running)
         self._facts: JobFacts | None = None
         self._pending: tuple[tuple[int, ...], list[scheduler.PendingTask]] | None = None
+        # (free slots, tasks taken, whether they were cut by the cap, the entry) of snapshot_entry
+        self._entry: tuple[int, int, bool, SnapshotEntry] | None = None
 
     def facts(self, job: Job, now: float) -> JobFacts:
         """sge_priority(5)'s facts of the job (a ``-dl`` deadline without a
@@ -116,6 +121,40 @@ class RunningJob:
             self._facts = f
         return f
 
+
+    def snapshot_entry(self, job: Job, free: int, now: float, default_duration: float) -> SnapshotEntry:
+        """What a pass's snapshot takes of the job when the cell has ``free``
+        slots: None if it is held as a whole; its pending tasks that may
+        start, no more than ``free`` (nor than its ``-tc`` allows; tasks
+        with a hold of their own or waiting for ``-hold_jid_ad``
+        predecessors left out), if there are some; else its sge_priority(5)
+        facts, for the urgency range.  Kept until :class:`RunningJobs`
+        looks at the job again (:meth:`RunningJobs.count`: every change of
+        the job), for the passes whose free slots take the same tasks (not
+        for a ``-dl`` job: its deadline is read in the year of ``now``)."""
+        kept = self._entry
+        if kept is not None and (free == kept[0] or (not kept[2] and free >= kept[1])):
+            return kept[3]
+        held = job.held_pending()  # qhold of the job (None) or of some of its tasks
+        entry: SnapshotEntry
+        taken, cut = 0, False
+        if held is None:
+            entry = None
+        elif not job.pending:  # nothing to start: it counts for the urgency range
+            entry = self.facts(job, now)
+        else:
+            spec = job.spec
+            cap = free
+            if cap and spec.get("tc"):
+                cap = min(cap, max(0, int(spec["tc"]) - len(job.tasks)))
+            # -hold_jid_ad: tasks waiting for their predecessor tasks are not considered
+            skip = job.ad_held | held if held else job.ad_held
+            eligible = job.pending.first(cap, skip=skip) if cap else []
+            taken, cut = len(eligible), len(eligible) >= cap
+            entry = self.pending_tasks(job, eligible, now, default_duration) if eligible else self.facts(job, now)
+        if not job.spec.get("deadline"):
+            self._entry = (free, taken, cut, entry)
+        return entry
 
     def pending_tasks(self, job: Job, eligible: list[int], now: float,
                       default_duration: float) -> list[scheduler.PendingTask]:
@@ -303,6 +342,8 @@ class RunningJobs:
             found = kept.get(job.number)
             if found is None or found.key != key:
                 found = kept[job.number] = RunningJob(job, key, cx, durations, make)
+            else:  # the job may have changed in what the key leaves out (its pending tasks, its holds)
+                found._entry = None
             return found
 
         return of

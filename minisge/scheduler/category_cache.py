@@ -77,6 +77,15 @@ def job_category(task: PendingTask) -> Category:
 _KEPT = "_category"
 
 
+def job_categories(tasks: Sequence[PendingTask]) -> list[Category]:
+    """:func:`job_category` of each of ``tasks``, in one sweep (a pass's
+    dispatch order: those kept in the tasks read without a call each)."""
+    kept = [t.__dict__.get(_KEPT) for t in tasks]
+    if None in kept:
+        kept = [job_category(t) if c is None else c for t, c in zip(tasks, kept, strict=True)]
+    return kept  # type: ignore[return-value]
+
+
 def _category(task: PendingTask) -> Category:
     values: Any = _category_values(task)
     if _DICT_AT:

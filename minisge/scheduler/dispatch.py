@@ -43,7 +43,7 @@ from minisge.scheduler.category_cache import (
     Category,
     CategoryCache,
     asked_names,
-    job_category,
+    job_categories,
     queue_shape,
     resources_are_static,
 )
@@ -84,7 +84,6 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
     by_name = {qi.name: qi for qi in snap.qinstances}
     cqueues = by_cqueue(snap.qinstances)
     unplaceable: dict[Category, list[str]] = {}
-    categories: dict[int, Category] = {}  # job id -> category: tasks of a job share it
     category_caches: dict[Category, CategoryCache] = {}
     access: dict[tuple[str, str, str | None], dict[str, str | None]] = {}  # (owner, group, project) -> verdicts
     shapes: dict[tuple[object, ...], dict[str, tuple[str | None, str | None]]] = {}  # queue shape -> verdicts
@@ -92,12 +91,13 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
     global_host_restricts = bool(g.user_lists or g.xuser_lists or g.projects or g.xprojects)
     # sched_conf(5) max_reservation: the utilization diagrams, only in a pass that may reserve
     util = Utilization(snap) if snap.max_reservation > 0 and any(t.reserve for t in order) else None
-    for task in order:
-        cat = categories.get(task.job_id)
-        if cat is None:
-            cat = categories[task.job_id] = job_category(task)
-        if cat in unplaceable:
-            plan.reasons.setdefault(task.job_id, unplaceable[cat])
+    # the instances with a free slot (in queue sort order), as the pass books them
+    free = [qi for qi in ranked if qi.slots > book.qi_used[qi.name]]
+    known_unplaceable = unplaceable.get
+    for task, cat in zip(order, job_categories(order), strict=True):
+        why_not = known_unplaceable(cat)
+        if why_not is not None:
+            plan.reasons.setdefault(task.job_id, why_not)
             if util is not None:
                 reserve(snap, util, task, plan, cqueues)
             continue
@@ -119,7 +119,7 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
         # backfilling: a job that would run into a reservation sees what it holds then
         b = book if util is None or not util.reserved else util.backfill_book(
             book, snap.now, snap.now + task_duration(snap, task))
-        placed = place(a, b, [qi for qi in ranked if qi.slots > b.qi_used[qi.name]],
+        placed = place(a, b, free if b is book else [qi for qi in ranked if qi.slots > b.qi_used[qi.name]],
                        Discard() if caches else [])
         reasons: list[str] = []
         if placed is None and snap.explain:  # again on every instance, for the reasons
@@ -140,11 +140,16 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
         plan.dispatches.append(placed)
         book.grant_resource_maps(snap, task.requests, placed)
         book.debit_quotas(task, placed)
+        filled = False
         for cqueue, host, _n in placed.granted:  # sge_split_queue_slots_free after a dispatch
             name = f"{cqueue}@{host}"
-            if name not in dropped and book.qi_used[name] >= by_name[name].slots:
-                dropped.add(name)
-                plan.global_messages.append(full_message(name))
+            if book.qi_used[name] >= by_name[name].slots:
+                filled = True
+                if name not in dropped:
+                    dropped.add(name)
+                    plan.global_messages.append(full_message(name))
+        if filled or b is not book:
+            free = [qi for qi in free if qi.slots > book.qi_used[qi.name]]
     return plan
 
 

@@ -17,6 +17,8 @@ snapshots.  :func:`dispatch_figures` gives the figures themselves, as
 from __future__ import annotations
 
 import functools
+import operator
+from collections.abc import Sequence
 
 from minisge.scheduler import job_order, tickets
 from minisge.scheduler.complexes import ComplexIndex
@@ -30,9 +32,10 @@ def _contribution(requests: tuple[tuple[str, str], ...], slots: int, cx: Complex
     return job_order.resource_contribution(requests, slots, cx)[0]
 
 
-#: the name a pending task keeps its resource contribution under, with the
-#: complexes and slot count it is of (no field: not compared, not printed;
-#: a snapshot may hand a pass the same task objects as the pass before)
+#: the name a pending task keeps its resource contribution (with the
+#: complexes and slot count it is of) and its normalized POSIX priority
+#: under (no field: not compared, not printed; a snapshot may hand a pass
+#: the same task objects as the pass before)
 _KEPT = "_urgency"
 
 
@@ -64,48 +67,91 @@ def dispatch_figures(snap: Snapshot) -> dict[int, job_order.Figures]:
     return job_order.figures(pending_facts(snap), snap.complexes, snap.pes, snap.weights, snap.now, nt, default)
 
 
-def priorities(snap: Snapshot) -> dict[int, float]:
-    """job id -> sge_priority(5) ``prio`` of every pending job of ``snap``
-    that has a task not held, normalized over them and ``snap.running``."""
+def _sweep(pending: Sequence[PendingTask], snap: Snapshot) -> tuple[list[PendingTask], list[float], list[float],
+                                                                    list[int]] | None:
+    """The tasks of ``pending`` that are not held, in its order, each with
+    its job's urgency and normalized POSIX priority (the same for every task
+    of a job), and the jobs' numbers; None if ``pending`` is not in job
+    number, then task number order (the qmaster makes it so unless a job
+    came back into its index out of turn, qrls)."""
     cx, pes, weights, now = snap.complexes, snap.pes, snap.weights, snap.now
     w_wait, w_dead = weights.waiting_time, weights.deadline
     slots_of: dict[object, int] = {}  # -pe request -> job_slot_request
-    nppri_of: dict[int, float] = {}
-    urg: dict[int, float] = {}
-    nppri: dict[int, float] = {}
+    tasks: list[PendingTask] = []
     urgs: list[float] = []
-    for t in snap.pending:
-        job_id = t.job_id
-        if t.held or job_id in urg:
+    nps: list[float] = []
+    jobs: list[int] = []
+    last_job, last_task = -1, -1
+    u = p = 0.0
+    for t in pending:
+        if t.held:
             continue
-        pe = t.pe
-        slots = slots_of.get(pe)
-        if slots is None:
-            slots = slots_of[pe] = job_order.job_slot_request(pe, pes)
-        kept = t.__dict__.get(_KEPT)  # (complexes, slots, contribution) of a pass before
-        if kept is not None and kept[0] is cx and kept[1] == slots:
-            u = kept[2]
-        else:
-            requests = t.requests
-            u = _contribution(tuple(requests.items()) if requests else (), slots, cx)
-            object.__setattr__(t, _KEPT, (cx, slots, u))
-        if w_wait:
-            u += w_wait * max(0.0, now - t.submission_time)
-        if w_dead and t.deadline:
-            u += w_dead / max(t.deadline - now, 1.0)
-        urg[job_id] = u
+        job_id = t.job_id
+        if job_id != last_job:
+            if job_id < last_job:
+                return None
+            pe = t.pe
+            if pe is None:
+                slots = 1
+            else:
+                slots = slots_of.get(pe)  # type: ignore[assignment]
+                if slots is None:
+                    slots = slots_of[pe] = job_order.job_slot_request(pe, pes)
+            # (complexes, slots, resource contribution, nppri) of a pass before
+            kept = t.__dict__.get(_KEPT)
+            if kept is not None and kept[0] is cx and kept[1] == slots:
+                u, p = kept[2], kept[3]
+            else:
+                requests = t.requests
+                u = _contribution(tuple(requests.items()) if requests else (), slots, cx)
+                p = job_order.normalized_posix_priority(t.priority)
+                object.__setattr__(t, _KEPT, (cx, slots, u, p))
+            if w_wait:  # w_wait * max(0.0, waited), without the call
+                waited = now - t.submission_time
+                u += w_wait * (waited if waited > 0.0 else 0.0)
+            if w_dead and t.deadline:
+                u += w_dead / max(t.deadline - now, 1.0)
+            last_job = job_id
+            jobs.append(job_id)
+        elif t.task_id < last_task:
+            return None
+        last_task = t.task_id
+        tasks.append(t)
         urgs.append(u)
-        posix = t.priority
-        p = nppri_of.get(posix)
-        if p is None:
-            p = nppri_of[posix] = job_order.normalized_posix_priority(posix)
-        nppri[job_id] = p
-    if not urg:
-        return {}
+        nps.append(p)
+    return tasks, urgs, nps, jobs
+
+
+def _swept(snap: Snapshot) -> tuple[list[PendingTask], list[float], list[float], list[int]]:
+    """:func:`_sweep` of ``snap.pending``, put in job and task number order first if it is not."""
+    swept = _sweep(snap.pending, snap)
+    if swept is None:
+        swept = _sweep(sorted(snap.pending, key=_JOB_TASK), snap)
+        assert swept is not None
+    return swept
+
+
+#: a pending task's place in the job and task number order
+_JOB_TASK = operator.attrgetter("job_id", "task_id")
+
+
+def _keys(snap: Snapshot, tasks: list[PendingTask], urgs: list[float], nps: list[float],
+          jobs: list[int]) -> list[float]:
+    """The sge_priority(5) ``prio`` of each task's job (:func:`_sweep`'s
+    lists), the urgency normalized over the pending jobs and ``snap.running``."""
+    if not tasks:
+        return []
+    cx, pes, weights, now = snap.complexes, snap.pes, snap.weights, snap.now
+    w_wait, w_dead = weights.waiting_time, weights.deadline
+    low, high = min(urgs), max(urgs)
     # the running jobs count for the urgency range only; a running job's
     # requests are its own (its h_rt): their contribution is remembered across passes
+    pending_jobs: set[int] | None = None
+    slots_of: dict[object, int] = {}
     for f in snap.running:
-        if f.job_id in urg:
+        if pending_jobs is None:
+            pending_jobs = set(jobs)
+        if f.job_id in pending_jobs:
             continue
         _job_id, _posix, submitted, until, deadline, running_requests, pe = f
         slots = slots_of.get(pe)
@@ -116,24 +162,39 @@ def priorities(snap: Snapshot) -> dict[int, float]:
             u += w_wait * max(0.0, (now if until is None else until) - submitted)
         if w_dead and deadline:
             u += w_dead / max(deadline - now, 1.0)
-        urgs.append(u)
-    low, high = min(urgs), max(urgs)
+        if u < low:
+            low = u
+        if u > high:
+            high = u
     wp, wu, wt = weights.priority, weights.urgency, weights.ticket
     span = high - low
     nt, default = ntckts(snap)
-    out = {}
-    for job_id, u in urg.items():
-        nurg = 0.5 if span < job_order.EPSILON else (u - low) / span
-        out[job_id] = wu * nurg + wp * nppri[job_id] + wt * nt.get(job_id, default)
-    return out
+    if span < job_order.EPSILON:
+        if not nt:
+            return [wu * 0.5 + wp * p + wt * default for p in nps]
+        return [wu * 0.5 + wp * p + wt * nt.get(t.job_id, default) for t, p in zip(tasks, nps, strict=True)]
+    if not nt:
+        return [wu * ((u - low) / span) + wp * p + wt * default for u, p in zip(urgs, nps, strict=True)]
+    return [wu * ((u - low) / span) + wp * p + wt * nt.get(t.job_id, default)
+            for t, u, p in zip(tasks, urgs, nps, strict=True)]
+
+
+def priorities(snap: Snapshot) -> dict[int, float]:
+    """job id -> sge_priority(5) ``prio`` of every pending job of ``snap``
+    that has a task not held, normalized over them and ``snap.running``."""
+    tasks, urgs, nps, jobs = _swept(snap)
+    return dict(zip((t.job_id for t in tasks), _keys(snap, tasks, urgs, nps, jobs), strict=True))
 
 
 def dispatch_order(snap: Snapshot) -> list[PendingTask]:
     """The tasks of ``snap.pending`` that are not held, in the order the
-    pass takes them (job_order.dispatch_order: sgeee_sort_jobs)."""
-    tasks = [t for t in snap.pending if not t.held]
-    if len({t.job_id for t in tasks}) <= 1:  # the tasks of one job: no priority orders them
-        return sorted(tasks, key=lambda t: t.task_id)
-    prio = priorities(snap)
-    get = prio.get
-    return sorted(tasks, key=lambda t: (-get(t.job_id, 0.0), t.job_id, t.task_id))
+    pass takes them (job_order.dispatch_order: sgeee_sort_jobs): by
+    decreasing priority, then job number, then task number -- the tasks in
+    job and task number order (:func:`_swept`), then a stable sort by the
+    priority alone, with no key tuple per task."""
+    tasks, urgs, nps, jobs = _swept(snap)
+    if len(jobs) <= 1:  # one job's tasks: no priority orders them
+        return tasks
+    keys = _keys(snap, tasks, urgs, nps, jobs)
+    # sorted() keeps the order of equal keys, reversed or not
+    return [tasks[i] for i in sorted(range(len(tasks)), key=keys.__getitem__, reverse=True)]

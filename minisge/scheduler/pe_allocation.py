@@ -110,11 +110,30 @@ def could_hold(book: Book, ranked: Sequence[QInstance], pe: PE, ranges: Sequence
     ``pe`` (and the PE's own free slots) reach the smallest count of
     ``ranges`` its allocation_rule takes: if not, no placement can (each
     other limit takes slots away, none adds any)."""
-    used = book.qi_used
-    free = sum(max(0, qi.slots - used[qi.name]) for qi in ranked if pe.name in qi.pe_list)
-    most = min(free, pe.slots - book.pe_used.get(pe.name, 0))
     rule = pe.allocation_rule
-    return largest_in_ranges(ranges, most, int(rule) if rule.isdigit() else 1) is not None
+    least = smallest_in_ranges(ranges, int(rule) if rule.isdigit() else 1)
+    if least is None or pe.slots - book.pe_used.get(pe.name, 0) < least:
+        return False
+    used, name, free = book.qi_used, pe.name, 0
+    for qi in ranked:  # until they hold that many
+        if name in qi.pe_list:
+            n = qi.slots - used[qi.name]
+            if n > 0:
+                free += n
+                if free >= least:
+                    return True
+    return False
+
+
+def smallest_in_ranges(ranges: Sequence[tuple[int, int]], step: int = 1) -> int | None:
+    """The smallest slot count :func:`largest_in_ranges` takes from ``ranges``
+    (when its ``most`` is that or more: it never takes one with less), or None."""
+    least = None
+    for lo, hi in ranges:
+        n = -(-max(lo, 1) // step) * step  # the first multiple of step from lo (and 1) up
+        if n <= hi and (least is None or n < least):
+            least = n
+    return least
 
 
 def largest_in_ranges(ranges: Sequence[tuple[int, int]], most: int, step: int = 1) -> int | None:
@@ -327,7 +346,6 @@ class LazyHosts:
         self._pos = 0
         self._hosts: list[list[QInstance]] = []
         self._seen: set[str] = set()
-        self._by_host: dict[str, list[QInstance]] | None = None
 
     def __iter__(self) -> Iterator[list[QInstance]]:
         i = 0
@@ -343,13 +361,9 @@ class LazyHosts:
             self._pos += 1
             if qi.host in self._seen or not fits_(qi):
                 continue
-            self._seen.add(qi.host)
-            if self._by_host is None:
-                self._by_host = {}
-                for q in ranked:
-                    self._by_host.setdefault(q.host, []).append(q)
-            same = self._by_host[qi.host]
-            later = same[next(i for i, q in enumerate(same) if q is qi) + 1:]
-            self._hosts.append([qi, *(q for q in later if fits_(q))])
+            host = qi.host
+            self._seen.add(host)
+            # the host's later instances (a scan: the allocation usually stops at the first host)
+            self._hosts.append([qi, *(q for q in ranked[self._pos:] if q.host == host and fits_(q))])
             return True
         return False

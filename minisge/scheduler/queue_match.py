@@ -28,6 +28,7 @@ their verdicts per job category.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from minisge.formats import access_list, wc_queue
 from minisge.scheduler import matching
@@ -46,6 +47,8 @@ def has_access(snap: Snapshot, task: PendingTask, user_lists: Sequence[str], xus
     """queue_conf(5), sge_pe(5): a user in an ``xuser_lists`` list is denied
     (even if also in ``user_lists``); with ``user_lists`` NONE anyone else may
     enter, otherwise only members of one of its lists."""
+    if not user_lists and not xuser_lists:  # NONE and NONE: anyone (most queues, hosts and PEs)
+        return True
     groups = (task.group,) if task.group else ()
     return access_list.has_access(task.owner, groups, user_lists, xuser_lists, snap.acls)
 
@@ -90,9 +93,12 @@ def access_rejects(a: Assignment, qi: QInstance) -> str | None:
     says so once for the cluster queue (its ``cqueue_match_static``); then
     those of the instance's host (:func:`host_access`), then the instance's."""
     snap, task = a.snap, a.task
+    host = snap.hosts.get(qi.host)
+    if not (qi.user_lists or qi.xuser_lists or qi.projects or qi.xprojects) and (host is None or not (
+            host.user_lists or host.xuser_lists or host.projects or host.xprojects)):
+        return None  # NONE everywhere: anyone, any project (most queues and hosts)
     why = instance_access(snap, qi, task)
     if why is None or any(instance_access(snap, q, task) is None for q in a.siblings(qi)):
-        host = snap.hosts.get(qi.host)
         return (host_access(snap, host, task) if host is not None else None) or why
     if why.startswith("has no permission"):
         return f'has no permission for cluster queue "{qi.cqueue}"'
@@ -144,31 +150,34 @@ def static_rejects(a: Assignment, qi: QInstance) -> tuple[str | None, str | None
     if cache is None:
         first, then = _owner_free_rejects(a, qi)
     else:
-        try:
-            first, then = cache.queue[qi.name]
-        except KeyError:
-            first, then = cache.queue[qi.name] = _owner_free_rejects(a, qi)
+        name = qi.name
+        verdicts = cache.queue.get(name)
+        if verdicts is None:
+            verdicts = cache.queue[name] = _owner_free_rejects(a, qi)
+        first, then = verdicts
     if first:
         return first, None
     if cache is None:
         why = access_rejects(a, qi)
     else:
-        try:
-            why = cache.access[qi.name]
-        except KeyError:
-            why = cache.access[qi.name] = access_rejects(a, qi)
+        why = cache.access.get(name, _UNKNOWN)  # (a lookup that misses raises nothing, as a KeyError would)
+        if why is _UNKNOWN:
+            why = cache.access[name] = access_rejects(a, qi)
     if why or then:
         return why or then, None
     snap, task = a.snap, a.task
     cx = snap.complexes
     if cache is None:
         return None, matching.cqueue_request_rejects(cx, a.siblings(qi), qi, task.requests, task.pe is not None)
-    try:
-        return None, cache.cq_request[qi.cqueue]
-    except KeyError:
+    why = cache.cq_request.get(qi.cqueue, _UNKNOWN)
+    if why is _UNKNOWN:
         why = cache.cq_request[qi.cqueue] = matching.cqueue_request_rejects(
             cx, a.siblings(qi), qi, task.requests, task.pe is not None)
-        return None, why
+    return None, why
+
+
+#: a verdict not yet found (None is one: the check passes)
+_UNKNOWN: Any = object()
 
 
 def _resources_reason(a: Assignment, book: Book, qi: QInstance, slots: int) -> str | None:
