@@ -14,12 +14,14 @@ four owners: a handful of categories).  It prints the medians of a few runs:
   the count which jobs changed (the figures of earlier notes);
 - ``schedule``: one pass of ``scheduler.schedule`` over that snapshot
   (ordering by sge_priority(5), categories, placement);
-- the number of dispatches and of pending tasks in the snapshot.
+- the number of dispatches and of pending tasks in the snapshot;
+- ``+K new``: the same after K more jobs were submitted before each pass
+  (``--submit K``, 10 by default; the snapshot's time includes filing them).
 
 Both run with the garbage collector paused, as ``Qmaster.schedule`` runs a
 pass (``minisge.qmaster.qmaster.gc_paused``).
 
-    python bench/bench_scheduler.py [--jobs 1000,10000,100000] [--runs 5] [--afresh] [--profile N]
+    python bench/bench_scheduler.py [--jobs 1000,10000,100000] [--runs 5] [--afresh] [--submit K] [--profile N]
 """
 
 from __future__ import annotations
@@ -112,6 +114,8 @@ def main() -> None:
     ap.add_argument("--jobs", default="1000,10000,100000")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--afresh", action="store_true", help="every job looked at in every snapshot")
+    ap.add_argument("--submit", type=int, default=10,
+                    help="then a pass after each of this many new submissions (0: none)")
     ap.add_argument("--profile", type=int, default=0,
                     help="profile one pass (after a first one) with this many pending jobs")
     args = ap.parse_args()
@@ -150,6 +154,25 @@ def main() -> None:
             print(f"{n:>12} {t_snap * 1000:>7.1f}ms ({c_snap * 1000:>6.1f}ms) {t_sched * 1000:>7.1f}ms "
                   f"({c_sched * 1000:>6.1f}ms) {(t_snap + t_sched) * 1000:>8.1f}ms {len(plan.dispatches):>10} "
                   f"{len(snap.pending):>8}")
+            if args.submit and not args.afresh:
+                new_jobs(jobs, index, args.submit)
+                with gc_paused():
+                    t_snap, c_snap, snap = median_time(
+                        lambda jobs=jobs, index=index: (new_jobs(jobs, index, args.submit), snapshot())[1], args.runs)
+                    t_sched, c_sched, plan = median_time(lambda snap=snap: scheduler.schedule(snap), args.runs)
+                print(f"{f'+{args.submit} new':>12} {t_snap * 1000:>7.1f}ms ({c_snap * 1000:>6.1f}ms) "
+                      f"{t_sched * 1000:>7.1f}ms ({c_sched * 1000:>6.1f}ms) {(t_snap + t_sched) * 1000:>8.1f}ms "
+                      f"{len(plan.dispatches):>10} {len(snap.pending):>8}")
+
+
+def new_jobs(jobs: dict[int, Job], index: JobIndex, k: int) -> None:
+    """``k`` more pending jobs, filed in the index as the qmaster files a submission."""
+    number = max(jobs)
+    for _ in range(k):
+        number += 1
+        jobs[number] = job = Job(number, f"p{number}", "alice", 1000, "users", 100, 1_700_000_010.0 + number,
+                                 {"binary": True}, pending=[1])
+        index.add(job)
 
 
 if __name__ == "__main__":

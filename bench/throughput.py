@@ -184,6 +184,15 @@ class MiniCell:
 
     def stop(self) -> None:
         subprocess.run([cmd("minisge"), "stop"], env=self.env, capture_output=True)
+        try:  # the daemon's last word on its group commit (spool.py:GroupCommit)
+            with open(os.path.join(self.env["SGE_ROOT"], "default", "spool", "qmaster", "messages")) as f:
+                shared = [ln.split("spool group commit: ", 1)[1].split() for ln in f if "spool group commit: " in ln]
+        except OSError:
+            shared = []
+        if shared:
+            units, syncs = int(shared[-1][0]), int(shared[-1][3])
+            print(f"group commit over the whole run: {units} requests in {syncs} syncs, "
+                  f"{units / max(1, syncs):.1f} a sync")
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

@@ -424,7 +424,7 @@ class Qmaster:
             writes.append(functools.partial(self.spool.write_script, job.number, script, owner=job.uid, sync=sync))
             job.spec = dict(job.spec)
             job.spec["script"] = None
-        writes.append(functools.partial(self.spool.write_job, job.number, _conv.unstructure(job), sync=sync))
+        writes.append(functools.partial(self.spool.write_job, job.number, _conv.unstructure(job), sync=sync, new=True))
         return writes
 
     def reject_unwritten(self, job: Job, err: SpoolError) -> typing.NoReturn:

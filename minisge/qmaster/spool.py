@@ -11,6 +11,12 @@ share their fsync (a burst of submissions) are made unsynced and then made
 durable together by :class:`GroupCommit`: one ``syncfs`` of the spool's file
 system for the whole batch, in a worker thread, before any of them is answered.
 
+A new job's file is, where it can be, the file of a job deleted before
+(:class:`FreeJobFiles`, ``jobs/.free/``): written there and renamed into its
+place, it takes no new inode, which ext4 (without a journal above all, where
+it passes over every inode freed in the last minutes) makes far dearer than
+the write itself.
+
 What a job holds is its owner's alone (``-v`` values, the script): ``jobs/``
 is the daemon's (0700, files 0600), ``job_scripts/`` lets others pass but not
 list (0711) and each script is its job owner's, 0700, so that the job, run
@@ -20,12 +26,17 @@ gives the files written before these modes the same ones.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
+import functools
+import itertools
 import json
 import logging
 import os
+import queue
 import stat
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import trio
@@ -145,13 +156,15 @@ def sync_paths(paths: Iterable[str]) -> None:
 class CommitBatch:
     """The writes waiting for the same sync, and how it went."""
 
-    __slots__ = ("units", "writes", "done", "error")
+    __slots__ = ("units", "writes", "flushed", "done", "error", "bug")
 
     def __init__(self) -> None:
         self.units: list[CommitUnit] = []  # the requests' writes, in their order
         self.writes: dict[str, Callable[[], object]] = {}  # by path: made once, before the sync
+        self.flushed = trio.Event()  # the committer's thread is done with it
         self.done = trio.Event()
         self.error: SpoolError | None = None  # the batch's: its once-writes or its sync failed
+        self.bug: Exception | None = None  # what else its flush raised
 
     def flush(self, sync: Callable[[Iterable[str]], None]) -> None:
         """A worker thread's work: each unit's writes (a unit whose write
@@ -236,7 +249,24 @@ class GroupCommit:
             raise batch.error
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """The committer: sync each gathered batch, then wake its waiters."""
+        """The committer: sync each gathered batch in its own thread (a
+        thread of its own, woken by a queue, costs the loop half of what
+        ``trio.to_thread`` does a batch), then wake its waiters."""
+        token = trio.lowlevel.current_trio_token()
+        batches: queue.SimpleQueue[CommitBatch | None] = queue.SimpleQueue()
+
+        def committer() -> None:
+            while (batch := batches.get()) is not None:
+                try:
+                    batch.flush(self.sync)
+                except SpoolError as err:
+                    batch.error = err
+                except Exception as err:  # noqa: BLE001 - a bug: raised in the daemon's loop, as a task's would be
+                    batch.bug = err
+                token.run_sync_soon(batch.flushed.set)
+
+        thread = threading.Thread(target=committer, name="spool group commit", daemon=True)
+        thread.start()
         self.running = True
         task_status.started()
         try:
@@ -244,19 +274,144 @@ class GroupCommit:
                 await self.wake.wait()
                 self.wake = trio.Event()
                 batch, self.batch = self.batch, CommitBatch()
-                try:  # not abandoned on cancel: a sync begun is finished before the daemon goes
-                    await trio.to_thread.run_sync(batch.flush, self.sync)
-                except SpoolError as err:
-                    log.error("spool sync of %d requests' files failed: %s", len(batch.units), err)
-                    batch.error = err
+                batches.put(batch)
+                with trio.CancelScope(shield=True):  # a sync begun is finished before the daemon goes
+                    await batch.flushed.wait()
+                if batch.bug is not None:
+                    raise batch.bug
+                if batch.error is not None:
+                    log.error("spool sync of %d requests' files failed: %s", len(batch.units), batch.error)
                 self.batches += 1
                 self.units += len(batch.units)
                 batch.done.set()
         finally:
             self.running = False
+            batches.put(None)
+            if self.batches:  # how well the syncs were shared (bench/throughput.py reads it)
+                log.info("spool group commit: %d requests in %d syncs", self.units, self.batches)
             if self.batch.units:  # never written: its waiters are told, not left waiting
                 self.batch.error = SpoolError("", OSError(errno.ESHUTDOWN, "the spool's committer stopped"))
             self.batch.done.set()
+
+
+FREE_DIR = ".free"  # under jobs/: FreeJobFiles (a name with a dot: no job's, skipped by the load)
+FREE_FILES = 4096  # job files kept for new jobs at most; more deleted jobs' files are removed
+
+
+class FreeJobFiles:
+    """The files of deleted jobs, kept in ``jobs/.free/`` to be the files of
+    new jobs: a deleted job's file is renamed there (:meth:`keep`) instead
+    of removed, and a new job's file is written over one of them and renamed
+    into its place (:meth:`write`), so that neither costs the file system an
+    inode freed or a new one found.  Their contents are no job's (the load
+    passes the directory by), so a file half written there is harmless, and
+    the rename into its place makes a new job's file appear whole, as
+    :func:`atomic_write`'s does.  :meth:`keep` runs in the daemon's loop,
+    :meth:`write` in the group commit's thread as well: the list's ``append``
+    and ``pop`` need no lock."""
+
+    def __init__(self, directory: str) -> None:
+        self.dir = directory
+        self.names: list[str] = []  # the files there now
+        self.numbers = itertools.count()  # the names of the files kept next (next() needs no lock)
+        self.replacing = threading.Lock()  # replace(): one at a time
+
+    def load(self) -> None:
+        """The files kept by the daemon before (made the directory if missing);
+        one that has another name too (jobseqnum's, a crash between
+        :meth:`replace`'s link and its rename) loses this one: a live file is
+        never written over."""
+        names = []
+        try:
+            os.makedirs(self.dir, mode=JOBS_DIR_MODE, exist_ok=True)
+            for n in os.listdir(self.dir):
+                if not n.isdigit():
+                    continue
+                st = os.lstat(f"{self.dir}/{n}")
+                if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                    names.append(n)
+                else:
+                    os.unlink(f"{self.dir}/{n}")
+        except OSError:
+            names = []
+        self.names = names
+        self.numbers = itertools.count(max((int(n) for n in names), default=-1) + 1)
+
+    def keep(self, path: str) -> bool:
+        """Move a deleted job's file ``path`` here; False when it was not
+        (the pool is full or refuses it: the caller removes it)."""
+        if len(self.names) >= FREE_FILES:
+            return False
+        name = str(next(self.numbers))
+        try:
+            os.rename(path, f"{self.dir}/{name}")
+        except OSError:  # (gone already, or no directory here: remove_file says which)
+            return False
+        self.names.append(name)
+        return True
+
+    def write(self, path: str, raw: bytes) -> bool:
+        """The new file ``path`` (the name is free) with ``raw``, made of a
+        kept file; False when none is kept or writing one failed (the
+        caller writes a new file the ordinary way, which reports an error).
+        The job files all have one owner, the daemon."""
+        return self._written_over(path, raw, JOB_FILE_MODE)
+
+    def replace(self, path: str, raw: bytes, mode: int, otherwise: Callable[[], None]) -> None:
+        """The file ``path`` (the daemon's, as a job file) replaced by
+        ``raw`` at once (jobseqnum): a kept file written and renamed over it,
+        else ``otherwise()`` (which raises when it cannot); the old file kept
+        here in its turn (a second name first, so that it is not freed, and
+        kept only once it is no longer ``path``: nothing is ever written over
+        a live file).  One at a time (the loop's and the committer's threads
+        both write jobseqnum): two could otherwise keep one old file twice."""
+        with self.replacing:
+            old: str | None = None
+            if len(self.names) < FREE_FILES:
+                old = str(next(self.numbers))
+                try:
+                    os.link(path, f"{self.dir}/{old}")
+                except OSError:  # (none yet): the rename frees it
+                    old = None
+            try:
+                if not self._written_over(path, raw, mode):
+                    otherwise()
+            except BaseException:
+                if old is not None:  # still the live file: not kept
+                    with contextlib.suppress(OSError):
+                        os.unlink(f"{self.dir}/{old}")
+                raise
+            if old is not None:
+                self.names.append(old)
+
+    def _written_over(self, path: str, raw: bytes, mode: int) -> bool:
+        try:
+            name = self.names.pop()
+        except IndexError:
+            return False
+        kept = f"{self.dir}/{name}"
+        try:
+            fd = os.open(kept, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            os.fchmod(fd, mode)  # (a kept jobseqnum is 0644) before a byte is written
+            view = memoryview(raw)
+            while view:  # over the old bytes from the start: no block to find where they were
+                view = view[os.write(fd, view):]
+            os.ftruncate(fd, len(raw))  # not to 0 first: ext4 would then write the file out at its close
+            os.close(fd)
+            fd = -1
+            os.rename(kept, path)
+        except OSError:
+            if fd != -1:
+                os.close(fd)
+            try:
+                os.unlink(kept)
+            except OSError:
+                pass
+            return False
+        return True
 
 
 def remove_file(path: str) -> None:
@@ -312,6 +467,7 @@ class QmasterSpool:
     def __init__(self, cell: Cell):
         self.cell = cell
         self.dir = cell.qmaster_spool
+        self.free_job_files = FreeJobFiles(os.path.join(self.dir, "jobs", FREE_DIR))
 
     def create_dirs(self) -> None:
         os.makedirs(self.dir, exist_ok=True)
@@ -324,6 +480,7 @@ class QmasterSpool:
         """``jobs/`` and ``job_scripts/`` with their modes (see the module)."""
         secure_dir(os.path.join(self.dir, "jobs"), JOBS_DIR_MODE)
         secure_dir(os.path.join(self.dir, "job_scripts"), SCRIPTS_DIR_MODE)
+        self.free_job_files.load()
 
     # --- configuration objects -----------------------------------------
     def object_path(self, kind: str, name: str) -> str:
@@ -416,12 +573,18 @@ class QmasterSpool:
 
     def write_jobseqnum(self, n: int) -> None:
         """Atomic but not fsynced: the job file of job ``n`` is, and loading takes
-        the larger of this and the highest job id in the spool."""
-        atomic_write(self.jobseqnum_path, f"{n}\n", sync=False)
+        the larger of this and the highest job id in the spool.  Made of a
+        kept job file where there is one (:meth:`FreeJobFiles.replace`): a new
+        file for the old one each batch of submissions would cost ext4 an
+        inode found and one freed."""
+        raw = f"{n}\n".encode()
+        self.free_job_files.replace(self.jobseqnum_path, raw, 0o644,
+                                    functools.partial(atomic_write, self.jobseqnum_path, raw, sync=False))
 
-    def write_job(self, job_id: int, data: dict, sync: bool = True) -> str:
+    def write_job(self, job_id: int, data: dict, sync: bool = True, new: bool = False) -> str:
         """Spool a job (``sync=False``: made durable later, by the caller's
-        :class:`GroupCommit`); its path."""
+        :class:`GroupCommit`); its path.  ``new``: a job not spooled before
+        (its file is made of a deleted job's, :class:`FreeJobFiles`)."""
         p = os.path.join(self.dir, job_relpath(job_id))
         d = os.path.dirname(p)
         if not os.path.isdir(d):
@@ -429,13 +592,18 @@ class QmasterSpool:
                 os.makedirs(d, mode=JOBS_DIR_MODE, exist_ok=True)
             except OSError as err:
                 raise SpoolError(d, err) from None
-        atomic_write(p, json.dumps(data, separators=(",", ":")), mode=JOB_FILE_MODE, sync=sync)
+        raw = json.dumps(data, separators=(",", ":")).encode("utf-8")
+        if not (new and not sync and self.free_job_files.write(p, raw)):
+            atomic_write(p, raw, mode=JOB_FILE_MODE, sync=sync)
         return p
 
     def delete_job(self, job_id: int) -> None:
-        """The job's file and script; SpoolError when either stays."""
-        for p in (os.path.join(self.dir, job_relpath(job_id)), os.path.join(self.dir, "job_scripts", str(job_id))):
-            remove_file(p)
+        """The job's file (kept for a new job's, :class:`FreeJobFiles`) and
+        script; SpoolError when either stays."""
+        path = os.path.join(self.dir, job_relpath(job_id))
+        if not self.free_job_files.keep(path):
+            remove_file(path)
+        remove_file(os.path.join(self.dir, "job_scripts", str(job_id)))
 
     def load_jobs(self) -> Iterator[tuple[str, dict]]:
         """(path, data) of every spooled job, by job number, one at a time
@@ -451,7 +619,7 @@ class QmasterSpool:
             scripts = frozenset()
         for dirpath, dirs, files in os.walk(root):
             # job_relpath's names are fixed-width numbers: sorted, they walk the jobs by number
-            dirs.sort()
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # not .free (FreeJobFiles)
             files.sort()
             if dirpath != root and os.stat(dirpath).st_mode & 0o7777 != JOBS_DIR_MODE:
                 os.chmod(dirpath, JOBS_DIR_MODE)

@@ -80,7 +80,7 @@ class ReplaySpool(QmasterSpool):
     """The replay's spool: in a scratch directory, and no job is written
     (a replay of 10,000 jobs would otherwise write and sync 20,000 files)."""
 
-    def write_job(self, job_id: int, data: dict[str, Any], sync: bool = True) -> str:
+    def write_job(self, job_id: int, data: dict[str, Any], sync: bool = True, new: bool = False) -> str:
         return self.dir
 
     def delete_job(self, job_id: int) -> None:
