@@ -16,19 +16,34 @@ __version__ = "0.1.0"
 
 TYPE_CHECKING = False  # not typing's: a command must not pay for importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+
     from minisge import formats, output  # noqa: F401  (minisge.NAME: loaded when used)
 
+
+def loaded_when_used(package: str, names: "Collection[str]",  # (quoted: no __future__ import to load)
+                     module: str | None = None) -> "Callable[[str], object]":
+    """A package's PEP 562 ``__getattr__`` (issue 14: what a command does not
+    use, it does not load): the modules ``names`` of ``package``, or, with
+    ``module``, those names of that module, each loaded at its first use
+    (the import system then sets a module on its package, so this runs once
+    a module); any other name is an AttributeError, as without it.  The
+    users import them under ``TYPE_CHECKING`` for the type checker."""
+
+    def attribute(name: str) -> object:
+        if name not in names:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        if module is None:
+            return __import__(f"{package}.{name}", fromlist=["__name__"])
+        return getattr(__import__(module, fromlist=["__name__"]), name)
+
+    return attribute
+
+
 #: The packages a command loads only when it uses them, as attributes of this
-#: package (``minisge.output.qstat_out``, PEP 562, as the packages' own
-#: ``WHEN_USED``): a ``qsub`` without ``-verify`` prints with no output
-#: module, a ``qstat`` of no job matches no queue pattern and prints nothing,
-#: and each package's ``__init__`` is a module more to load (issue 14).
+#: package (``minisge.output.qstat_out``, as the packages' own ``WHEN_USED``):
+#: a ``qsub`` without ``-verify`` prints with no output module, a ``qstat`` of
+#: no job matches no queue pattern and prints nothing, and each package's
+#: ``__init__`` is a module more to load (issue 14).
 WHEN_USED = frozenset({"formats", "output"})
-
-
-def __getattr__(name: str) -> object:
-    """A package of :data:`WHEN_USED`, loaded at its first use (the import
-    system then sets it on this package: this runs once a package)."""
-    if name not in WHEN_USED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return __import__(f"{__name__}.{name}", fromlist=["__name__"])
+__getattr__ = loaded_when_used(__name__, WHEN_USED)

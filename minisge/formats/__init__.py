@@ -8,6 +8,8 @@ that loads this package for its option parser or its queue patterns does
 not load the errors module with it).
 """
 
+from minisge import loaded_when_used
+
 #: Modules a command loads only when it uses them, as attributes of this
 #: package (``formats.wc_queue.list_matches(...)``, PEP 562): a plain ``qstat``
 #: matches no queue or PE pattern, and these were ~5% of its instructions
@@ -15,10 +17,4 @@ not load the errors module with it).
 #: checker.
 WHEN_USED = frozenset({"wc_queue", "wildcard"})
 
-
-def __getattr__(name: str) -> object:
-    """A module of :data:`WHEN_USED`, loaded at its first use (the import
-    system then sets it on the package: this runs once a module)."""
-    if name not in WHEN_USED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return __import__(f"{__name__}.{name}", fromlist=["__name__"])
+__getattr__ = loaded_when_used(__name__, WHEN_USED)

@@ -9,6 +9,7 @@ cattrs) and never touch files, sockets or the clock: the qmaster sends plain
 dicts, whose keys each module's docstring lists (that is the contract).
 """
 
+from minisge import loaded_when_used
 
 #: The output modules a command loads only when it prints with them, as
 #: attributes of this package (``output.json_views.qstat_view(...)``, PEP 562):
@@ -21,10 +22,4 @@ dicts, whose keys each module's docstring lists (that is the contract).
 #: Their users import them under ``TYPE_CHECKING`` for the type checker.
 WHEN_USED = frozenset({"job_detail_out", "json_views", "qstat_out", "submit_verify", "text"})
 
-
-def __getattr__(name: str) -> object:
-    """A module of :data:`WHEN_USED`, loaded at its first use (the import
-    system then sets it on the package: this runs once a module)."""
-    if name not in WHEN_USED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return __import__(f"{__name__}.{name}", fromlist=["__name__"])
+__getattr__ = loaded_when_used(__name__, WHEN_USED)

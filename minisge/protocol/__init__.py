@@ -19,6 +19,7 @@ start in a few milliseconds.  What is where:
   by the daemons alone, never by a command).
 """
 
+from minisge import loaded_when_used
 from minisge.protocol.wire import (
     HEADER_SIZE,
     KEY_SIZE,
@@ -68,12 +69,7 @@ if TYPE_CHECKING:
 DAEMON_SIDE = frozenset({"Credentials", "FrameDecoder", "HandshakeError", "KeyFileError", "RemotePeer", "make_key",
                          "open_relay_envelope", "peer_credentials", "read_key", "relay_envelope", "write_key"})
 
-
-def __getattr__(name: str) -> object:
-    """A name of :data:`DAEMON_SIDE`, from its module loaded at the first use."""
-    if name not in DAEMON_SIDE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(__import__("minisge.protocol.daemon_wire", fromlist=["__name__"]), name)
+__getattr__ = loaded_when_used(__name__, DAEMON_SIDE, "minisge.protocol.daemon_wire")
 
 
 __all__ = [
