@@ -191,7 +191,13 @@ def test_a_shepherd_and_its_job_hold_nothing_of_the_daemon(cell, user):
 
     def fds(pid: int) -> dict[int, str]:
         base = f"/proc/{pid}/fd"
-        return {int(fd): os.readlink(os.path.join(base, fd)) for fd in os.listdir(base)}
+        held = {}
+        for fd in os.listdir(base):
+            try:
+                held[int(fd)] = os.readlink(os.path.join(base, fd))
+            except FileNotFoundError:  # closed between the listing and the look (the exec pipe): not held
+                pass
+        return held
 
     def own(held: dict[int, str]) -> bool:
         return all(t == "/dev/null" or t.startswith(d + "/") for t in held.values())
