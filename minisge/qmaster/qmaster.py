@@ -1197,8 +1197,8 @@ class Qmaster:
                     continue
                 log.warning("task %d.%d was never started on %s: back to pending", job.number, t.task_id, host)
                 del job.tasks[t.task_id]
-                if not t.delete_requested:
-                    job.requeue(t.task_id)
+                if not t.delete_requested:  # its restart count kept (JAT_job_restarted is the task's)
+                    job.requeue(t.task_id, t.restarted)
             if lost:
                 self.save_job(job)
                 self.release_dependents(job, [t.task_id for t in lost])
