@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from minisge.execd import task_dir
-from minisge.execd.tmpdir import make_tmpdir, use_tmpdir
+from minisge.execd.tmpdir import discard, make_tmpdir, use_tmpdir
 from minisge.rules.procedure_environment import (
     DEFAULT_PATH,
     grid_engine_variables,
@@ -58,25 +58,49 @@ def test_a_new_tmpdir_is_a_fresh_directory_of_mode_0755(tmp_path: Path) -> None:
     assert (st.st_mode & 0o7777, st.st_uid) == (0o755, os.getuid())
 
 
-@pytest.mark.parametrize("kind", ["link", "file", "link to nowhere"])
-def test_whatever_is_in_the_tmpdirs_way_is_moved_aside_unfollowed(tmp_path: Path, kind: str) -> None:
+@pytest.mark.parametrize("kind", ["link", "file", "link to nowhere", "directory with a link in it"])
+def test_whatever_is_in_the_tmpdirs_way_is_moved_aside_unfollowed_and_removed(tmp_path: Path, kind: str) -> None:
     target = tmp_path / "target"
     target.mkdir()
+    (target / "keep").write_text("root's\n")
     target.chmod(0o700)
     path = tmp_path / "5.1.all.q"
     if kind == "link":
         path.symlink_to(target)
     elif kind == "file":
         path.write_text("in the way\n")
-    else:
+    elif kind == "link to nowhere":
         path.symlink_to(tmp_path / "nowhere")
-    made, moved = make_tmpdir(str(path), os.getuid(), os.getgid())
+    else:  # another user's stale TMPDIR whose job left a link to another directory in it
+        if os.getuid() != 0:
+            pytest.skip("chown needs root")
+        (path / "sub").mkdir(parents=True)
+        (path / "sub" / "f").write_text("left\n")
+        (path / "sub" / "to-target").symlink_to(target)
+        os.chown(path, 4242, 4242)
+    owner = 4343 if kind.startswith("directory") else os.getuid()
+    made, moved = make_tmpdir(str(path), owner, owner)
     assert made == str(path)
-    assert len(moved) == 1 and moved[0].startswith(str(path) + ".moved-")
-    assert os.path.isdir(path) and not os.path.islink(path)
-    assert target.stat().st_mode & 0o7777 == 0o700  # never followed
-    if kind == "file":
-        assert Path(moved[0]).read_text() == "in the way\n"
+    assert len(moved) == 1 and moved[0][0].startswith(str(path) + ".moved-") and moved[0][1], moved
+    assert os.path.isdir(path) and not os.path.islink(path) and os.listdir(path) == []
+    assert not os.path.lexists(moved[0][0])  # removed: no .moved-* entry piles up
+    assert sorted(os.listdir(tmp_path)) == ["5.1.all.q", "target"]
+    # never followed: the target's mode and content as they were
+    assert target.stat().st_mode & 0o7777 == 0o700 and (target / "keep").read_text() == "root's\n"
+
+
+def test_an_entry_moved_aside_that_is_swapped_for_a_link_is_not_followed(tmp_path: Path) -> None:
+    # its owner may rename it in a sticky /tmp, and put a link to a directory of root's in its place
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "keep").write_text("root's\n")
+    (tmp_path / "aside").symlink_to(target)
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert discard("aside", fd)
+    finally:
+        os.close(fd)
+    assert not os.path.lexists(tmp_path / "aside") and (target / "keep").read_text() == "root's\n"
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="chown needs root")

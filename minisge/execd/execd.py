@@ -290,9 +290,9 @@ class Execd:
         cfg.update(limits=msg.get("limits") or {}, host_slots=msg.get("host_slots") or 1,
                    consumable_job=msg.get("consumable_job") or [], h_rt=msg.get("h_rt"))
         made, moved_aside = make_tmpdir(cfg["tmpdir"], cfg["uid"], cfg["gid"])
-        for moved in moved_aside:
-            log.warning("job %d.%d: %s was in the way of its TMPDIR: moved to %s", key[0], key[1], cfg["tmpdir"],
-                        moved)
+        for moved, removed in moved_aside:
+            log.warning("job %d.%d: %s was in the way of its TMPDIR: moved to %s%s", key[0], key[1], cfg["tmpdir"],
+                        moved, ", then removed" if removed else "")
         if made != cfg["tmpdir"]:
             log.warning("job %d.%d: %s is another user's and may not be moved: TMPDIR %s", key[0], key[1],
                         cfg["tmpdir"], made)

@@ -184,9 +184,9 @@ class ExecdPeTasks:
         root = os.getuid() == 0
         # the job's TMPDIR on this host: its master's, or an earlier task's, else made now
         made, moved_aside = make_tmpdir(cfg["tmpdir"], cfg["uid"], cfg["gid"])
-        for moved in moved_aside:
-            log.warning("pe task %s of job %d.%d: %s was in the way of its TMPDIR: moved to %s", key[2], key[0],
-                        key[1], cfg["tmpdir"], moved)
+        for moved, removed in moved_aside:
+            log.warning("pe task %s of job %d.%d: %s was in the way of its TMPDIR: moved to %s%s", key[2], key[0],
+                        key[1], cfg["tmpdir"], moved, ", then removed" if removed else "")
         use_tmpdir(cfg, made)
         fds: dict[str, int] = {}
         try:

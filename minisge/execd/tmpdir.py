@@ -18,6 +18,13 @@ are changed through the descriptor (fchown, fchmod), no path is ever
 chowned.  Anything else at the path (a symbolic link, a file, a directory
 of another user's) is renamed aside, never followed nor used, and the task
 gets a fresh directory.  A new directory gets 8.1.9's mode (0755).
+What was renamed aside is then removed (:func:`discard`), as 8.1.9 removes
+whatever it took over at the job's end (sge_remove_tmpdir, a recursive
+rmdir of the path): a link or a file is unlinked (never followed), a
+directory removed on descriptors (shutil.rmtree with ``dir_fd``, which
+follows no symbolic link in it and refuses one swapped in for it), so that
+a stale TMPDIR of another user's (a killed cell's, an earlier run's) does
+not leave one more ``.moved-*`` entry behind at every job of its name.
 An execd that is not root (a user's own cell) may not rename another
 user's entry out of a sticky /tmp: the task then gets a fresh directory of
 a name of its own beside it (``<job>.<task>.<queue>.<random>``), and its
@@ -41,16 +48,16 @@ class TmpdirError(OSError):
     """The TMPDIR could not be made."""
 
 
-def make_tmpdir(path: str, uid: int, gid: int) -> tuple[str, list[str]]:
+def make_tmpdir(path: str, uid: int, gid: int) -> tuple[str, list[tuple[str, bool]]]:
     """Make ``path`` a directory of ``uid``:``gid`` (owner and group changed
     only when this process is root), see the module doc.  Returns the
     directory made (``path``, or a fresh name beside it when what is in the
-    way may not be moved) and the names whatever was in the way was moved
-    aside to (for the caller's log)."""
+    way may not be moved) and, for the caller's log, the names whatever was
+    in the way was moved aside to, each with whether it is removed."""
     parent, name = os.path.split(os.path.normpath(path))
     if not name or name in (".", ".."):
         raise TmpdirError(f"no directory name in TMPDIR {path!r}")
-    moved: list[str] = []
+    moved: list[tuple[str, bool]] = []
     try:
         pfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
     except FileNotFoundError:
@@ -78,7 +85,7 @@ def make_tmpdir(path: str, uid: int, gid: int) -> tuple[str, list[str]]:
             aside = f"{name}.moved-{secrets.token_hex(4)}"
             try:
                 os.rename(name, aside, src_dir_fd=pfd, dst_dir_fd=pfd)
-                moved.append(os.path.join(parent, aside))
+                moved.append((os.path.join(parent, aside), discard(aside, pfd)))
             except FileNotFoundError:
                 pass  # gone meanwhile: try again
             except PermissionError:  # another user's, in a sticky directory, and we are not root
@@ -86,6 +93,22 @@ def make_tmpdir(path: str, uid: int, gid: int) -> tuple[str, list[str]]:
         raise TmpdirError(f"cannot make TMPDIR {path}: something keeps being put in its place")
     finally:
         os.close(pfd)
+
+
+def discard(name: str, dir_fd: int) -> bool:
+    """Remove the entry ``name`` of ``dir_fd`` (one renamed aside by
+    :func:`make_tmpdir`) following no symbolic link: unlinked when no
+    directory, else removed on descriptors.  Whether it is gone."""
+    try:
+        if not stat.S_ISDIR(os.lstat(name, dir_fd=dir_fd).st_mode):
+            os.unlink(name, dir_fd=dir_fd)
+        else:
+            shutil.rmtree(name, dir_fd=dir_fd)  # on descriptors: a link swapped in for it is refused
+    except FileNotFoundError:
+        pass  # removed meanwhile (by its owner)
+    except OSError:
+        return False
+    return True
 
 
 def use_tmpdir(cfg: dict[str, Any], path: str) -> None:

@@ -92,8 +92,10 @@ def test_a_link_planted_at_the_tmpdir_path_is_moved_aside_never_followed(cell, u
     assert (st.st_uid, os.listdir(victim)) == (0, []), "the link was followed: root's directory given to the user"
     with open(out) as f:
         assert f.read() == f"{link} {USER}\n"  # a fresh TMPDIR of the user's, at its path
-    moved = glob.glob(link + ".moved-*")
-    assert len(moved) == 1 and os.readlink(moved[0]) == victim
+    # moved aside, then removed (the link, not its target): no .moved-* entry piles up
+    assert glob.glob(link + ".moved-*") == [] and os.path.isdir(victim) and not os.path.islink(victim)
+    with open(os.path.join(cell.qmaster_spool, "messages")) as f:
+        assert f"{link} was in the way of its TMPDIR: moved to {link}.moved-" in f.read()
     assert not os.path.lexists(link)  # removed at the job's end
 
 
