@@ -35,10 +35,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 
 import case as case_module
-from case import ENV, USERS, Case, Result, all_cases, execd_spool_dir, execute, wait_until
+from case import ENV, USERS, Case, Result, accounting_records, all_cases, execd_spool_dir, execute, wait_until
 from golden import write_golden
 
 PEER_ROOT = "/var/lib/gridengine"
+PEER_ACCOUNTING = os.path.join(PEER_ROOT, "default", "common", "accounting")
 # what a calm peer never prints (a queue's load alarm shows only after a scheduling run)
 UNCALM = re.compile(r"overloaded|\balarm\b|scheduler is not available")
 BIN = "/usr/bin"
@@ -114,8 +115,9 @@ class Peer:
         if self.run("root", ["qdel", "-u", ",".join(USERS)], "/").rc == 0:
             wait_until(lambda: not self.run("root", ["qstat", "-u", ",".join(USERS)], "/").out, "leftover jobs gone")
 
-    def in_accounting(self, job_id: int) -> bool:
-        return self.run("root", ["qacct", "-j", str(job_id)], "/").rc == 0
+    def in_accounting(self, job_id: int, since: int) -> bool:
+        # the file, not qacct -j: 8.1.9's job numbers start again after a new install
+        return any(int(r[8]) >= since for r in accounting_records(PEER_ACCOUNTING, job_id))
 
     def cleanup(self) -> None:
         for d in self.dirs:

@@ -17,7 +17,9 @@ Directives, one a line (``#`` lines are comments)::
                                    or `setup as cfuser2: ...` for another); the job ids it
                                    prints become $JOB1, $JOB2... in order
     wait: running 2                until 2 of the case's jobs run
-    wait: finished $JOB1           until job 1 is in the accounting file (qacct -j answers)
+    wait: finished $JOB1           until job 1's record is in the accounting file: a record of
+                                   that number submitted since the case began (the peer's
+                                   accounting file holds earlier jobs of the same numbers)
     wait: gone                     until none of the case's jobs is listed
     command: qstat -s p            the command compared (as `user`; once per case)
     cleanup: qmod -e all.q         after the command, always (`cleanup as root: ...`)
@@ -176,7 +178,10 @@ class Side(Protocol):
         """Every job listed by ``qstat -u '*'``: its id and state."""
         ...
 
-    def in_accounting(self, job_id: int) -> bool: ...
+    def in_accounting(self, job_id: int, since: int) -> bool:
+        """Whether the accounting file holds a record of job ``job_id``
+        submitted at ``since`` (seconds since the epoch) or later."""
+        ...
 
 
 @dataclass
@@ -193,6 +198,17 @@ class Outcome:
 #: the commands whose "Your job N ..." makes a job of the case
 SUBMITTING = ("qsub", "qresub")
 _SUBMITTED = re.compile(r"^Your job(?:-array)? (\d+)[ .]|^(\d+)(?:\.\d+-\d+:\d+)?$", re.MULTILINE)
+
+
+def accounting_records(path: str, job_id: int) -> list[list[str]]:
+    """The records of job ``job_id`` in the accounting file ``path``
+    (accounting(5): one record a line, fields separated by colons)."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            lines = [ln.rstrip("\n").split(":") for ln in f if not ln.startswith("#")]
+    except FileNotFoundError:
+        return []
+    return [r for r in lines if len(r) > 8 and r[5] == str(job_id)]
 
 
 def execd_spool_dir(sconf: str) -> str:
@@ -230,7 +246,7 @@ def wait_until(predicate: Callable[[], bool], what: str, timeout: float | None =
         time.sleep(0.2)
 
 
-def _wait(cond: str, jobs: list[int], side: Side, cwd: str) -> None:
+def _wait(cond: str, jobs: list[int], side: Side, cwd: str, began: int) -> None:
     word, _, arg = cond.partition(" ")
     if word == "running":
         n = int(arg)
@@ -238,7 +254,7 @@ def _wait(cond: str, jobs: list[int], side: Side, cwd: str) -> None:
                    f"{n} running job(s) of {jobs}")
     elif word == "finished":
         (job_id,) = (int(a) for a in expand(arg, jobs, side, cwd))
-        wait_until(lambda: side.in_accounting(job_id), f"job {job_id} in the accounting file")
+        wait_until(lambda: side.in_accounting(job_id, began), f"job {job_id}'s record in the accounting file")
     elif word == "gone":
         wait_until(lambda: not set(side.job_states()) & set(jobs), f"jobs {jobs} gone")
     else:
@@ -249,7 +265,8 @@ def execute(case: Case, side: Side) -> Outcome:
     """Run ``case`` on ``side``: files, setup, waits, the command, cleanup,
     and every job of the case deleted and gone at the end."""
     cwd = side.workdir(case.user)
-    start = time.strftime("%Y%m%d%H%M.%S", time.localtime(time.time() - 1))
+    began = int(time.time()) - 1
+    start = time.strftime("%Y%m%d%H%M.%S", time.localtime(began))
     for name, body in case.files.items():
         path = os.path.join(cwd, name)
         with open(path, "w", encoding="utf-8") as f:
@@ -263,7 +280,7 @@ def execute(case: Case, side: Side) -> Outcome:
         for n, step in enumerate(case.setup):
             for at, cond in case.waits:
                 if at == n:
-                    _wait(cond, jobs, side, cwd)
+                    _wait(cond, jobs, side, cwd, began)
             r = side.run(step.user, expand(step.line, jobs, side, cwd, start), cwd)
             if r.rc != 0:
                 raise AssertionError(f"{case.name}: setup {step.line!r} failed: {r}")
@@ -271,7 +288,7 @@ def execute(case: Case, side: Side) -> Outcome:
                 jobs += submitted_ids(r.out)
         for at, cond in case.waits:
             if at == len(case.setup):
-                _wait(cond, jobs, side, cwd)
+                _wait(cond, jobs, side, cwd, began)
         argv = expand(case.command, jobs, side, cwd, start)
         r = side.run(case.user, argv, cwd)
         if case.command.startswith(SUBMITTING):

@@ -32,7 +32,7 @@ from golden import read_golden, write_golden
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "conformance"))
 
-from case import ENV, USERS, Case, Result, all_cases, execd_spool_dir, execute, normalise_side
+from case import ENV, USERS, Case, Result, accounting_records, all_cases, execd_spool_dir, execute, normalise_side
 
 pytestmark = pytest.mark.root
 
@@ -84,8 +84,8 @@ class MinisgeSide:
     def job_states(self) -> dict[int, str]:
         return self.cell.qstat_states()
 
-    def in_accounting(self, job_id: int) -> bool:
-        return bool(self.cell.records_of(job_id))
+    def in_accounting(self, job_id: int, since: int) -> bool:
+        return any(int(r[8]) >= since for r in accounting_records(self.cell.accounting, job_id))
 
 
 @pytest.fixture(scope="module")
