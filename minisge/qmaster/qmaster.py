@@ -1186,7 +1186,8 @@ class Qmaster:
         """An execd (re)registered knowing the tasks ``known`` (running, or ended
         and not yet acknowledged).  A task this qmaster dispatched to it that it
         does not know never started (the start message was lost with a crash):
-        it goes back to pending, to run once."""
+        it goes back to pending, to run once, its restart count kept (a rerun
+        after exit 99 still sees RESTARTED=1, as 8.1.9's JAT_job_restarted)."""
         for job in list(self.jobs.values()):
             lost = [t for t in job.tasks.values()
                     if t.state in (RUNNING, RESCHEDULING) and t.master is not None and t.master.host == host
