@@ -357,14 +357,17 @@ class FreeJobFiles:
         The job files all have one owner, the daemon."""
         return self._written_over(path, raw, JOB_FILE_MODE)
 
-    def replace(self, path: str, raw: bytes, mode: int, otherwise: Callable[[], None]) -> None:
-        """The file ``path`` (the daemon's, as a job file) replaced by
-        ``raw`` at once (jobseqnum): a kept file written and renamed over it,
-        else ``otherwise()`` (which raises when it cannot); the old file kept
-        here in its turn (a second name first, so that it is not freed, and
-        kept only once it is no longer ``path``: nothing is ever written over
-        a live file).  One at a time (the loop's and the committer's threads
-        both write jobseqnum): two could otherwise keep one old file twice."""
+    def replace(self, path: str, raw: bytes, mode: int, otherwise: Callable[[], None], sync: bool = False) -> None:
+        """The file ``path`` (the daemon's: a job file, jobseqnum) replaced
+        by ``raw`` at once: a kept file written (``sync``: and fsynced) and
+        renamed over it, else ``otherwise()`` (which raises when it cannot);
+        the old file kept here in its turn (a second name first, so that it
+        is not freed, and kept only once it is no longer ``path``: nothing is
+        ever written over a live file).  A job's every change costs then no
+        inode found and none freed: on this file system (ext4, ``discard``)
+        a rename over a file, which frees it, costs ~0.8 ms, this ~0.05 ms.
+        One at a time (the loop's and the committer's threads both write
+        jobseqnum): two could otherwise keep one old file twice."""
         with self.replacing:
             old: str | None = None
             if len(self.names) < FREE_FILES:
@@ -374,7 +377,7 @@ class FreeJobFiles:
                 except OSError:  # (none yet): the rename frees it
                     old = None
             try:
-                if not self._written_over(path, raw, mode):
+                if not self._written_over(path, raw, mode, sync):
                     otherwise()
             except BaseException:
                 if old is not None:  # still the live file: not kept
@@ -384,7 +387,7 @@ class FreeJobFiles:
             if old is not None:
                 self.names.append(old)
 
-    def _written_over(self, path: str, raw: bytes, mode: int) -> bool:
+    def _written_over(self, path: str, raw: bytes, mode: int, sync: bool = False) -> bool:
         try:
             name = self.names.pop()
         except IndexError:
@@ -400,6 +403,8 @@ class FreeJobFiles:
             while view:  # over the old bytes from the start: no block to find where they were
                 view = view[os.write(fd, view):]
             os.ftruncate(fd, len(raw))  # not to 0 first: ext4 would then write the file out at its close
+            if sync:
+                os.fsync(fd)
             os.close(fd)
             fd = -1
             os.rename(kept, path)
@@ -593,8 +598,13 @@ class QmasterSpool:
             except OSError as err:
                 raise SpoolError(d, err) from None
         raw = json.dumps(data, separators=(",", ":")).encode("utf-8")
-        if not (new and not sync and self.free_job_files.write(p, raw)):
-            atomic_write(p, raw, mode=JOB_FILE_MODE, sync=sync)
+        if new:
+            if not (not sync and self.free_job_files.write(p, raw)):
+                atomic_write(p, raw, mode=JOB_FILE_MODE, sync=sync)
+        else:  # a kept file written and renamed over the job's, the old one kept in its turn
+            self.free_job_files.replace(p, raw, JOB_FILE_MODE,
+                                        functools.partial(atomic_write, p, raw, mode=JOB_FILE_MODE, sync=sync),
+                                        sync=sync)
         return p
 
     def delete_job(self, job_id: int) -> None:
