@@ -357,10 +357,9 @@ class FreeJobFiles:
         The job files all have one owner, the daemon."""
         return self._written_over(path, raw, JOB_FILE_MODE)
 
-    def replace(self, path: str, raw: bytes, mode: int, otherwise: Callable[[], None], sync: bool = False) -> None:
+    def replace(self, path: str, raw: bytes, mode: int, otherwise: Callable[[], None]) -> None:
         """The file ``path`` (the daemon's: a job file, jobseqnum) replaced
-        by ``raw`` at once: a kept file written (``sync``: and fsynced) and
-        renamed over it, else ``otherwise()`` (which raises when it cannot);
+        by ``raw`` at once: a kept file written and renamed over it, else ``otherwise()`` (which raises when it cannot);
         the old file kept here in its turn (a second name first, so that it
         is not freed, and kept only once it is no longer ``path``: nothing is
         ever written over a live file).  A job's every change costs then no
@@ -377,7 +376,7 @@ class FreeJobFiles:
                 except OSError:  # (none yet): the rename frees it
                     old = None
             try:
-                if not self._written_over(path, raw, mode, sync):
+                if not self._written_over(path, raw, mode):
                     otherwise()
             except BaseException:
                 if old is not None:  # still the live file: not kept
@@ -387,7 +386,7 @@ class FreeJobFiles:
             if old is not None:
                 self.names.append(old)
 
-    def _written_over(self, path: str, raw: bytes, mode: int, sync: bool = False) -> bool:
+    def _written_over(self, path: str, raw: bytes, mode: int) -> bool:
         try:
             name = self.names.pop()
         except IndexError:
@@ -403,8 +402,6 @@ class FreeJobFiles:
             while view:  # over the old bytes from the start: no block to find where they were
                 view = view[os.write(fd, view):]
             os.ftruncate(fd, len(raw))  # not to 0 first: ext4 would then write the file out at its close
-            if sync:
-                os.fsync(fd)
             os.close(fd)
             fd = -1
             os.rename(kept, path)
@@ -598,13 +595,14 @@ class QmasterSpool:
             except OSError as err:
                 raise SpoolError(d, err) from None
         raw = json.dumps(data, separators=(",", ":")).encode("utf-8")
-        if new:
-            if not (not sync and self.free_job_files.write(p, raw)):
-                atomic_write(p, raw, mode=JOB_FILE_MODE, sync=sync)
-        else:  # a kept file written and renamed over the job's, the old one kept in its turn
+        if sync:  # a request's change: a new file, which a full disk refuses as Grid Engine's spool does
+            atomic_write(p, raw, mode=JOB_FILE_MODE, sync=True)
+        elif new:
+            if not self.free_job_files.write(p, raw):
+                atomic_write(p, raw, mode=JOB_FILE_MODE, sync=False)
+        else:  # a running job's transition: a kept file written over, the old one kept in its turn
             self.free_job_files.replace(p, raw, JOB_FILE_MODE,
-                                        functools.partial(atomic_write, p, raw, mode=JOB_FILE_MODE, sync=sync),
-                                        sync=sync)
+                                        functools.partial(atomic_write, p, raw, mode=JOB_FILE_MODE, sync=False))
         return p
 
     def delete_job(self, job_id: int) -> None:
