@@ -456,8 +456,9 @@ class Shepherd:
         self.reserved: dict[str, ReservedFile] = {}
 
     def reserve(self) -> None:
-        """Take the room of ``usage`` and the end marker (once the job is
-        forked: off the path to its start, before it can fill the disk)."""
+        """Take the room of ``usage`` and the end marker (just before the job
+        is forked: after the fork, a job that fills the disk at once could
+        take that room first, its end then lost as failed 19)."""
         self.reserved = {name: ReservedFile(self.path(name), size) for name, size in (("usage", 4096),
                                                                                      (END_MARKER, 64))}
 
@@ -613,7 +614,6 @@ class Shepherd:
                     os.killpg(pid, int(f.read().strip() or signal.SIGKILL))
             except (FileNotFoundError, ValueError, ProcessLookupError):
                 pass
-            self.reserve()
 
         env = dict(cfg["env"], **starter_environment(cfg))
         session = None
@@ -633,6 +633,7 @@ class Shepherd:
             path, argv = interactive.job_argv(cfg)
             child = self.child(argv, env, cfg, "/dev/null", "/dev/null", SSTATE_NO_SHELL)
             child = child._replace(fds=session.child_fds(), terminal=session.use_pty, exec_path=path)
+        self.reserve()  # before the fork: a job that fills the disk at once must not find its end's room free
         start = time.time()
         status, ru, setup_error = self.spawn(child, started, session)
         end = time.time()
