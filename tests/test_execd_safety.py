@@ -231,9 +231,10 @@ def test_the_launcher_loads_no_trio_nor_the_daemons() -> None:
 
 def test_the_launcher_loads_neither_attrs_nor_the_formats_parsers() -> None:
     """Every page of the launcher is copied by each shepherd's fork (and counted
-    in the job's ru_maxrss): what it does not need stays out."""
+    in the job's ru_maxrss): what it does not need stays out (ctypes too: the
+    shepherd's title is written through proc(5))."""
     probe = ("import sys, json, minisge.execd.launcher; "
-             "print(json.dumps(sorted(m for m in sys.modules if m in ('attr', 'attrs', 'cattrs', 'inspect') "
+             "print(json.dumps(sorted(m for m in sys.modules if m in ('attr', 'attrs', 'cattrs', 'inspect', 'ctypes') "
              "or m in ('minisge.formats.sge_conf', 'minisge.formats.sge_pe', 'minisge.formats.access_list'))))")
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
