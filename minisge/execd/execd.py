@@ -37,10 +37,8 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import shutil
 import signal
-import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
@@ -108,7 +106,7 @@ async def wait_for_pid(task_dir: str) -> int | None:
 
 def remove_empty_dir(path: str) -> bool:
     """Remove ``path`` if it is an empty directory (a TMPDIR the job left
-    nothing in); False when it is not (or not gone)."""
+    nothing in: no thread needed); False when it is not (or not gone)."""
     try:
         os.rmdir(path)
     except FileNotFoundError:
@@ -116,66 +114,6 @@ def remove_empty_dir(path: str) -> bool:
     except OSError:
         return False
     return True
-
-
-def remove_tmpdirs(paths: list[str]) -> None:
-    """Remove the TMPDIRs of ended tasks (in a worker thread): an empty one
-    with one rmdir, else with :func:`minisge.execd.tmpdir.remove_tmpdir`."""
-    for path in paths:
-        if not remove_empty_dir(path):
-            remove_tmpdir(path)
-
-
-class TmpdirRemover:
-    """Removes the TMPDIRs of ended tasks off the daemon's loop, in a thread
-    of its own that takes all those waiting at a time (:meth:`run`).  Even
-    an empty directory's rmdir may wait for the disk: on a file system
-    mounted with ``discard`` and without a journal (ext4 here) every freed
-    block is discarded at once, 1 to 5 ms of wall time each, which on the
-    loop stalled every other task's start and end.  Its own thread, woken
-    through a queue, and not a ``trio.to_thread`` call per task: the round
-    trip costs the loop a fraction of one."""
-
-    def __init__(self) -> None:
-        self.queue: queue.SimpleQueue[tuple[str, trio.Event] | None] = queue.SimpleQueue()
-
-    async def remove(self, path: str) -> None:
-        """Remove the TMPDIR ``path``; returns once it is gone (or could not be)."""
-        done = trio.Event()
-        self.queue.put((path, done))
-        await done.wait()
-
-    async def run(self) -> None:
-        token = trio.lowlevel.current_trio_token()
-        thread = threading.Thread(target=self.work, args=(token,), name="tmpdir-remover", daemon=True)
-        thread.start()
-        try:
-            await trio.sleep_forever()
-        finally:
-            self.queue.put(None)
-
-    def work(self, token: trio.lowlevel.TrioToken) -> None:
-        """The thread: remove what is asked, tell the loop, until told to stop (None)."""
-        while True:
-            batch = [self.queue.get()]
-            while not self.queue.empty():
-                batch.append(self.queue.get())
-            asked = [item for item in batch if item is not None]
-            try:
-                remove_tmpdirs([path for path, _ in asked])
-            except Exception:  # never the thread's end: the next tasks wait for it
-                log.exception("cannot remove the TMPDIRs %s", [path for path, _ in asked])
-            try:
-                token.run_sync_soon(set_events, [done for _, done in asked])
-            except trio.RunFinishedError:
-                return
-            if len(asked) < len(batch):
-                return
-
-
-def set_events(events: list[trio.Event]) -> None:
-    for event in events:
-        event.set()
 
 
 Report = Callable[[dict[str, Any]], Awaitable[None]]
@@ -197,7 +135,6 @@ class Execd:
         self.configs: dict[TaskKey, dict[str, Any]] = {}  # the configs start wrote, until watch has them
         self.unwritten_ends: dict[TaskKey, dict[str, Any]] = {}  # ends whose marker a full disk kept off
         self.launcher = ShepherdLauncher()
-        self.tmpdir_remover = TmpdirRemover()
         self.limit_watch = LimitWatch()
         self.job_control = ExecdJobControl(self.job_dir)
         self.pe_tasks = ExecdPeTasks(cell, host, self.spool, report, self.limit_watch, self.launcher,
@@ -229,7 +166,6 @@ class Execd:
             await nursery.start(self.pe_tasks.run)
             await self.recover()
             nursery.start_soon(self.remove_acked)
-            nursery.start_soon(self.tmpdir_remover.run)
             nursery.start_soon(self.report_load)
             task_status.started()
 
@@ -527,8 +463,8 @@ class Execd:
             log.error("job %d.%d: its end (failed %s) cannot be written down: kept in memory", *key,
                       report.get("failed"))
             self.unwritten_ends[key] = report
-        if task.tmpdir:  # before the report, as 8.1.9's execd; off the loop
-            await self.tmpdir_remover.remove(task.tmpdir)
+        if task.tmpdir and not remove_empty_dir(task.tmpdir):  # one the job left files in: in a thread
+            await trio.to_thread.run_sync(remove_tmpdir, task.tmpdir)
         self.running.pop(key, None)
         self.job_control.forget(key)
         self.send_mails(cfg, execd_mail.end_mails(cfg, report, self.host))
