@@ -442,7 +442,8 @@ class Qmaster:
         )
         if holds is not None:
             job.user_hold, job.operator_hold, job.system_hold = holds
-        job_dependencies.init_array_holds(job, self.jobs)
+        if ad_preds:  # none: no task waits (the defaults)
+            job_dependencies.init_array_holds(job, self.jobs)
         self.last_job_id = job_id
         reply: dict[str, Any] = {"job_id": job_id, "name": job.name, "array": arr}
         if warnings:
