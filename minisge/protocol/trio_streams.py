@@ -11,7 +11,13 @@ module only moves them over trio streams and serves connections:
 Both read requests one after the other and answer each with
 ``await handler(request, peer, send_more)``: the handler returns the final
 reply and may first ``await send_more(reply)`` any number of intermediate
-ones (sent with ``"more": true``). A bad frame closes that connection, is
+ones (sent with ``"more": true``).  A handler with a ``begin(request, peer,
+answer)`` method (:data:`Begin`) may take a request at once instead, with
+no task of its own, and call ``answer(reply)`` when its answer is ready (a
+plain submission, once its group commit is done).  Requests sent ahead are
+begun in order, every whole frame of a receive before the next receive, and
+answered in order (:class:`Turn`); the replies ready together go in one send
+(:class:`Replies`). A bad frame closes that connection, is
 logged, and touches nothing else; whether a message is a valid request is
 the handler's to check (:func:`minisge.protocol.catalogue.validate`), and
 a handler that raises gets its request an error reply: the connection goes on.
@@ -478,7 +484,7 @@ class Turn:
     """One request of a connection and its place in the order of replies.
     Requests are begun one after the other, as they come, and their replies
     go in the order of the requests: a turn holds its replies, encoded,
-    until every earlier request's final reply is sent (:class:`Outbox`).
+    until every earlier request's final reply is sent (:class:`Replies`).
     A request handled by a task of its own (the handler's coroutine) lets
     the next one begin when it is done, or earlier when it has done the part
     later requests may depend on (:func:`let_next_request_begin`: a
@@ -487,10 +493,10 @@ class Turn:
     handler takes at once (``begin``, see :func:`serve_local`) is answered
     with :meth:`answer`, whenever its answer is ready, with no task."""
 
-    __slots__ = ("outbox", "op", "size", "frames", "final", "sent", "released", "answered")
+    __slots__ = ("replies", "op", "size", "frames", "final", "sent", "released", "answered")
 
-    def __init__(self, outbox: Outbox, op: object, size: int) -> None:
-        self.outbox = outbox
+    def __init__(self, replies: Replies, op: object, size: int) -> None:
+        self.replies = replies
         self.op = op  # the request's "op", for the log
         self.size = size  # bytes of its frame held in the caller's budget (LocalLimits)
         self.frames: list[bytes] = []  # its replies, encoded, not yet handed to the stream
@@ -507,13 +513,13 @@ class Turn:
             return
         self.frames.append(frame)
         self.final = final
-        pending = self.outbox.pending
+        pending = self.replies.pending
         if pending and pending[0] is self:
-            self.outbox.wake.set()
+            self.replies.wake.set()
 
     def answer(self, reply: Message) -> None:
         """The request's final reply, from a handler that took it at once."""
-        self.push(final_frame(reply, self.op, self.outbox.who), True)
+        self.push(final_frame(reply, self.op, self.replies.who), True)
 
     async def wait_answered(self) -> None:
         """Until its final reply is sent."""
@@ -524,7 +530,7 @@ class Turn:
 
     async def wait_earlier(self) -> None:
         """Until every earlier request of the connection is answered."""
-        pending = self.outbox.pending
+        pending = self.replies.pending
         while pending and pending[0] is not self and not self.sent:
             await pending[0].wait_answered()
 
@@ -541,7 +547,7 @@ def final_frame(reply: Message, op: object, who: str) -> bytes:
         return encode(error_reply(f"internal error while handling {str(op)[:64]!r}", rc=1))
 
 
-class Outbox:
+class Replies:
     """The replies of one connection, sent in the order of its requests
     (``pending``: the turns begun whose final reply is not yet sent).  Its
     writer (:meth:`run`, a task of the connection) sends every reply that
@@ -685,16 +691,16 @@ async def _serve_requests(stream: trio.abc.Stream, decoder: FrameDecoder, peer: 
     and the next request waits until that one is done or lets it begin."""
     uid = peer.uid if isinstance(peer, Credentials) else -1
     begin: Begin | None = getattr(handler, "begin", None)
-    outbox = Outbox(stream, who, limits, uid)
-    pending = outbox.pending
+    replies = Replies(stream, who, limits, uid)
+    pending = replies.pending
     reserved = 0  # bytes reserved in limits for the request being received
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(outbox.run, nursery.cancel_scope)
+            nursery.start_soon(replies.run, nursery.cancel_scope)
             try:
                 while True:
                     if len(pending) >= MAX_IN_FLIGHT:
-                        await outbox.turn_answered()
+                        await replies.turn_answered()
                         continue
                     if limits is not None and not reserved and decoder.announced:
                         limits.reserve(uid, decoder.announced)
@@ -702,7 +708,7 @@ async def _serve_requests(stream: trio.abc.Stream, decoder: FrameDecoder, peer: 
                     op = decoder.expected_op
                     payload = decoder.next_payload()
                     if payload is None:
-                        data = await outbox.receive(BIG_RECEIVE_SIZE if decoder.announced > RECEIVE_SIZE
+                        data = await replies.receive(BIG_RECEIVE_SIZE if decoder.announced > RECEIVE_SIZE
                                                     else RECEIVE_SIZE)
                         if not data:
                             decoder.eof()
@@ -716,10 +722,10 @@ async def _serve_requests(stream: trio.abc.Stream, decoder: FrameDecoder, peer: 
                         request = decoder.decode(payload, op)
                     else:
                         request = await trio.to_thread.run_sync(decoder.decode, payload, op)
-                    turn = Turn(outbox, request.get("op"), reserved)
+                    turn = Turn(replies, request.get("op"), reserved)
                     reserved = 0
                     pending.append(turn)
-                    outbox.idle_deadline = math.inf  # a request in flight: no idle timer
+                    replies.idle_deadline = math.inf  # a request in flight: no idle timer
                     if begin is not None:
                         try:
                             if begin(request, peer, turn.answer):
@@ -732,29 +738,29 @@ async def _serve_requests(stream: trio.abc.Stream, decoder: FrameDecoder, peer: 
                     turn.released = trio.Event()
                     nursery.start_soon(_answer_in_turn, request, peer, who, handler, turn, nursery.cancel_scope)
                     await turn.released.wait()
-                await outbox.all_answered()
+                await replies.all_answered()
             except IdleConnection:
                 assert limits is not None
                 limits.refusals.note(f"uid {uid}", f"closing idle connection from {who}: no request within "
                                                    f"{limits.idle_timeout:g} s")
-                await outbox.all_answered()
+                await replies.all_answered()
                 await _send_refusal(stream, f"error: commlib error: closing idle connection after "
                                             f"{limits.idle_timeout:g} s without a request")
             except Refused as err:
                 assert limits is not None
                 limits.refusals.note(f"uid {uid}", f"refused a request from {who}: {err}")
-                await outbox.all_answered()
+                await replies.all_answered()
                 await _send_refusal(stream, f"error: request refused: {err}")
             except ProtocolError as err:
                 log.warning("closing connection from %s: %s", who, err)
-                await outbox.all_answered()
+                await replies.all_answered()
                 await _send_refusal(stream, f"protocol error: {err}")
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 log.info("connection from %s went away", who)
                 nursery.cancel_scope.cancel()
-            outbox.close()
+            replies.close()
     finally:
-        outbox.drop()
+        replies.drop()
         if limits is not None and reserved:
             limits.release(uid, reserved)
 
