@@ -129,3 +129,27 @@ def test_a_kept_file_with_a_second_name_is_not_kept_after_a_restart(spool):
     assert again.free_job_files.names == [] and os.listdir(os.path.join(spool.dir, "jobs", FREE_DIR)) == []
     again.write_job(1, job(1), sync=False, new=True)
     assert again.read_jobseqnum() == 5
+
+
+def test_a_jobs_change_is_written_over_a_kept_file_and_its_old_file_is_kept(spool):
+    """A running job's every change (a dispatch, an end: not synced) rewrites
+    its file: the old one is kept for the next change instead of freed, so
+    two inodes take turns and none is found or freed; the file read is the
+    last one.  A request's change (synced) is a new file, as before."""
+    free = os.path.join(spool.dir, "jobs", FREE_DIR)
+    spool.write_job(1, job(1, "a" * 2000), sync=False, new=True)
+    first = os.stat(path_of(spool, 1)).st_ino
+    spool.write_job(1, job(1, "b"), sync=False)
+    assert json.load(open(path_of(spool, 1)))["spec"]["text"] == "b"
+    assert len(os.listdir(free)) == 1  # the first file, kept
+    second = os.stat(path_of(spool, 1)).st_ino
+    spool.write_job(1, job(1, "c" * 100), sync=False)
+    assert json.load(open(path_of(spool, 1)))["spec"]["text"] == "c" * 100
+    assert os.stat(path_of(spool, 1)).st_ino == first  # written over the kept one
+    [kept] = os.listdir(free)
+    assert os.stat(os.path.join(free, kept)).st_ino == second
+    assert os.stat(os.path.join(free, kept)).st_nlink == 1
+    assert stat.S_IMODE(os.stat(path_of(spool, 1)).st_mode) == spool_mod.JOB_FILE_MODE
+    spool.write_job(1, job(1, "d"), sync=True)
+    assert os.stat(path_of(spool, 1)).st_ino not in (first, second)
+    assert json.load(open(path_of(spool, 1)))["spec"]["text"] == "d"

@@ -45,9 +45,9 @@ def spool_cell():
         c.cleanup()
 
 
-def fill(c: Cell) -> str:
+def fill(c: Cell, name: str = "filler") -> str:
     """Fill the spool's file system to the last byte; the filler's path."""
-    path = os.path.join(c.qmaster_spool, "filler")
+    path = os.path.join(c.qmaster_spool, name)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         for size in (1 << 16, 1 << 12, 1):
@@ -91,14 +91,21 @@ def test_a_full_spool_refuses_requests_whole_and_keeps_the_ends(spool_cell, user
     assert r.rc == 1 and r.out == f'Queue instance state of "all.q@{c.host}" not modified: Spooling framework failed\n'
     assert c.run("qstat", "-u", "*").out == before  # nothing of it happened
 
-    # the running tasks end: the job's file cannot be rewritten; the ends are kept, the
-    # tasks no longer run, their records are written, the next task is not started
+    # the running tasks end: the job's file cannot be rewritten (the deleted jobs' files the
+    # spool keeps to write a running job's changes over, jobs/.free/, removed: a change that
+    # fits in one of them is written even on a full disk); the ends are kept, the tasks no
+    # longer run, their records are written, the next task is not started
+    free = os.path.join(c.qmaster_spool, "jobs", ".free")
+    for name in os.listdir(free):
+        os.unlink(os.path.join(free, name))
+    refiller = fill(c, "refiller")  # what they held
     touch(go)
     c.wait_for(lambda: states(c) == {array: ["qw"]}, what="the ends taken, nothing running")
     assert sorted(rec[35] for rec in c.wait_records(array, 2)) == ["1", "2"]
     assert states(c) == {array: ["qw"]}
 
     os.unlink(filler)  # the writes work again: the job's file, then its last task
+    os.unlink(refiller)
     recs = c.wait_records(array, 3)
     assert sorted(rec[35] for rec in recs) == ["1", "2", "3"] and {rec[11] for rec in recs} == {"0"}
     c.wait_for(lambda: states(c) == {}, what="an idle cell")
