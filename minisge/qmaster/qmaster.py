@@ -348,6 +348,10 @@ class Qmaster:
             except RequestError as refusal:
                 answer(refusal)
                 return
+            except Exception:  # a bug: the caller is answered all the same, never left waiting
+                log.exception("taking job %d after its group commit failed", job.number)
+                answer(RequestError("internal error while handling 'submit'"))
+                return
             answer(reply)
 
         writes, once = self.new_job_commit(job)

@@ -186,7 +186,6 @@ class CommitBatch:
         except OSError as err:
             raise SpoolError(min(paths, default=""), err) from None
 
-
     def committed(self) -> None:
         """Tell each unit how it went, in their order (a unit's fault is
         logged: the others are still told)."""
