@@ -21,7 +21,9 @@ accounting record; ``--runs`` arrays one after the other, the median printed
 with the machine's load, and the CPU time per task of each part from
 /proc/PID/stat: the daemon (and of that, its system time: its system calls),
 the shepherd launcher (its own: the forks), and the shepherds with their
-jobs (the launcher's reaped children).
+jobs (the launcher's reaped children); and the page faults per task of the
+launcher and of its children, a figure the machine's other load does not
+move (most are the pages a fork shares and a write then copies).
 
     python bench/bench_array.py [--tasks 75000] [--slots 4]
     python bench/bench_array.py --cell [--tasks 1000] [--runs 5] [--slots 2]
@@ -133,6 +135,15 @@ def cpu_ticks(pid: int) -> tuple[int, int]:
     return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
 
 
+def faults(pid: int) -> tuple[int, int]:
+    """(minflt, cminflt) of a process (proc(5) fields 10 and 11): its page
+    faults and those of its children it has reaped, a count the machine's
+    other load does not change (a fork's copied pages are most of them)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[7]), int(fields[8])
+
+
 def system_ticks(pid: int) -> int:
     """stime of a process, in clock ticks: its CPU in the kernel (its system calls)."""
     with open(f"/proc/{pid}/stat") as f:
@@ -181,6 +192,7 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             d0 = cpu_ticks(daemon)[0]
             s0 = system_ticks(daemon)
             l0 = cpu_ticks(launcher) if launcher else (0, 0)
+            f0 = faults(launcher) if launcher else (0, 0)
             t0 = time.perf_counter()
             subprocess.run([os.path.join(bindir, "qsub"), "-t", f"1-{tasks}", "-b", "y", "-o", "/dev/null", "-j", "y",
                             "/bin/true"], env=env, check=True, capture_output=True, cwd="/tmp")
@@ -190,16 +202,19 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             d1 = cpu_ticks(daemon)[0]
             s1 = system_ticks(daemon)
             l1 = cpu_ticks(launcher) if launcher else (0, 0)
+            f1 = faults(launcher) if launcher else (0, 0)
             cpu = ((d1 - d0) * tick_ms / tasks, (l1[0] - l0[0]) * tick_ms / tasks, (l1[1] - l0[1]) * tick_ms / tasks,
-                   (s1 - s0) * tick_ms / tasks)
+                   (s1 - s0) * tick_ms / tasks, (f1[0] - f0[0]) / tasks, (f1[1] - f0[1]) / tasks)
             cpus.append(cpu)
             print(f"run {i + 1}: {tasks}-task array of /bin/true, submit to last accounting record "
                   f"{t1 - t0:6.2f} s  {rates[-1]:7.1f} tasks/s  (load {load}); CPU per task: daemon {cpu[0]:.2f} ms "
-                  f"(system {cpu[3]:.2f}), launcher {cpu[1]:.2f} ms, shepherd + job {cpu[2]:.2f} ms", flush=True)
-        med = [statistics.median(c[k] for c in cpus) for k in range(4)]
+                  f"(system {cpu[3]:.2f}), launcher {cpu[1]:.2f} ms, shepherd + job {cpu[2]:.2f} ms; page faults "
+                  f"per task: launcher {cpu[4]:.0f}, shepherd + job {cpu[5]:.0f}", flush=True)
+        med = [statistics.median(c[k] for c in cpus) for k in range(6)]
         print(f"median of {runs}: {statistics.median(rates):.1f} tasks/s ({slots} slots, {os.cpu_count()} cores); "
               f"CPU per task: daemon {med[0]:.2f} ms (system {med[3]:.2f}), launcher {med[1]:.2f} ms, "
-              f"shepherd + job {med[2]:.2f} ms")
+              f"shepherd + job {med[2]:.2f} ms; page faults per task: launcher {med[4]:.0f}, "
+              f"shepherd + job {med[5]:.0f}")
     finally:
         subprocess.run([os.path.join(bindir, "minisge"), "stop"], env=env, capture_output=True)
 

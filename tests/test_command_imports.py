@@ -42,7 +42,7 @@ HEAVY: dict[str, str] = {
     "locale": "~1 ms", "tempfile": "~4 ms with random and shutil", "shutil": "~2 ms",
     "operator": "~0.3 ms: its ~60 functions (_operator has them)",
     "minisge.output.qstat_out": "the listing's formatting, ~0.7 ms (qsub -verify prints with job_detail_out)",
-    "minisge.protocol.catalogue": "its schemas: ~1 ms (the commands send minisge.protocol.operations' names)",
+    "minisge.protocol.catalogue": "its schemas: ~1 ms (the commands send minisge.protocol.wire.operations' names)",
     "minisge.protocol.daemon_wire": "the daemons' side of the wire (frame decoder, peers, cell key): ~0.7 M instr.",
 }
 

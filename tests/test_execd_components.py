@@ -16,9 +16,10 @@ import trio
 
 from minisge.cell import Cell
 from minisge.execd import task_dir
-from minisge.execd.execd import Execd, empty_dir, task_key
+from minisge.execd.execd import Execd, empty_dir, recycle_dirs, task_key
 from minisge.execd.job_control import ExecdJobControl
 from minisge.execd.limit_watch import LimitWatch
+from minisge.execd.task_dir import SPARES
 from minisge.rules import exit_codes
 
 # ------------------------------------------------------------ the shepherd's states
@@ -250,3 +251,29 @@ def test_an_acknowledged_tasks_directory_leaves_active_jobs_at_once_and_is_delet
     execd.remove_dir(d)  # a repeated acknowledgement: nothing there any more
     empty_dir(execd.removing)
     assert os.listdir(execd.removing) == []
+
+
+def test_acknowledged_task_directories_are_recycled_for_new_tasks(tmp_path: Path) -> None:
+    async def report(msg: dict[str, object]) -> None:
+        pass
+
+    execd = Execd(Cell(str(tmp_path / "root")), "h1", report)
+    for path in (execd.active, execd.removing, execd.spare_root):
+        os.makedirs(path)
+    for task in (1, 2, 3):
+        d = execd.job_dir(5, task)
+        os.makedirs(d)
+        for name in ("config", "pid", "usage", "exit_status"):
+            Path(d, name).write_text("x")
+        execd.remove_dir(d)
+    execd.spare_dirs = recycle_dirs(execd.removing, execd.spare_root, 2)  # room for two: the third is deleted
+    assert len(execd.spare_dirs) == 2 and os.listdir(execd.removing) == []
+    spare = os.path.join(execd.spare_root, execd.spare_dirs[-1])
+    inode = os.stat(spare).st_ino
+    d = execd.job_dir(6, 1)
+    execd.make_task_dir(d)
+    assert os.stat(d).st_ino == inode and not os.path.exists(spare)
+    assert sorted(os.listdir(d)) == sorted(SPARES[name] for name in ("config", "pid", "usage", "exit_status"))
+    with pytest.raises(FileExistsError):  # never over a directory that is there
+        execd.make_task_dir(d)
+    assert len(execd.spare_dirs) == 1

@@ -180,6 +180,57 @@ def test_a_tasks_pid_file_is_claimed_once(tmp_path: Path) -> None:
     assert not task_dir.claim(str(tmp_path))
 
 
+def _ended_task_dir(d: Path) -> None:
+    d.mkdir()
+    for name, text in (("config", "{}"), ("pid", "5\n"), ("job_pid", "6\n"), ("usage", "exit_status=0\n"),
+                       ("exit_status", "0 0 0\n"), ("error", "x\n"), ("pe_hostfile", "h 1\n")):
+        (d / name).write_text(text)
+
+
+def test_a_recycled_task_directory_holds_empty_spares_alone(tmp_path: Path) -> None:
+    d = tmp_path / "5.1"
+    _ended_task_dir(d)
+    inodes = {name: os.stat(d / name).st_ino for name in task_dir.SPARES}
+    assert task_dir.recycle(str(d))
+    assert sorted(os.listdir(d)) == sorted(task_dir.SPARE_NAMES)
+    for name, spare in task_dir.SPARES.items():
+        st = os.stat(d / spare)
+        assert (st.st_ino, st.st_size) == (inodes[name], 0)
+    # a second name (a crash between the pid file's link and its spare's unlink) is not kept
+    os.link(d / task_dir.SPARES["pid"], d / "pid")
+    assert task_dir.recycle(str(d))
+    assert "pid" not in os.listdir(d)
+    assert task_dir.SPARES["pid"] not in os.listdir(d)
+    (d / "sub").mkdir()  # a directory in it: deleted whole by the caller
+    assert not task_dir.recycle(str(d))
+
+
+def test_a_recycled_directorys_files_are_its_spares_and_appear_whole(tmp_path: Path) -> None:
+    d = tmp_path / "5.1"
+    _ended_task_dir(d)
+    assert task_dir.recycle(str(d))
+    spares = {name: os.stat(d / spare).st_ino for name, spare in task_dir.SPARES.items()}
+    task_dir.write_config(str(d), {"job_id": 6})
+    fd = task_dir.create_pid_file(str(d))
+    os.write(fd, b"42\n")
+    os.close(fd)
+    with pytest.raises(FileExistsError):  # claimed once, spare or not
+        task_dir.create_pid_file(str(d))
+    assert not task_dir.claim(str(d))
+    task_dir.write_file(str(d / "job_pid"), "43\n")
+    usage = task_dir.ReservedFile(str(d / "usage"), 4096)
+    marker = task_dir.ReservedFile(str(d / "exit_status"), 64)
+    assert os.path.getsize(d / task_dir.SPARES["usage"]) == 4096 and not (d / "usage").exists()
+    usage.commit("exit_status=3\n")
+    marker.commit("0 3 0\n")
+    assert sorted(os.listdir(d)) == sorted(task_dir.SPARES)  # no spare left, no .tmp
+    assert {name: os.stat(d / name).st_ino for name in task_dir.SPARES} == spares
+    assert task_dir.read_config(str(d)) == {"job_id": 6} and os.stat(d / "config").st_mode & 0o777 == 0o600
+    assert task_dir.read_int(str(d / "pid")) == 42 and task_dir.read_int(str(d / "job_pid")) == 43
+    report = task_dir.read_results(str(d))
+    assert (report["failed"], report["exit_status"]) == (0, 3)
+
+
 def test_a_recovered_task_has_its_tmpdir_and_h_rt_from_its_config(tmp_path: Path) -> None:
     d = str(tmp_path)
     task_dir.write_config(d, {"job_id": 5, "tmpdir": "/tmp/5.1.all.q", "h_rt": 60, "limits": {"s_cpu": 5}})
@@ -204,9 +255,10 @@ def test_the_launcher_loads_no_trio_nor_the_daemons() -> None:
 
 def test_the_launcher_loads_neither_attrs_nor_the_formats_parsers() -> None:
     """Every page of the launcher is copied by each shepherd's fork (and counted
-    in the job's ru_maxrss): what it does not need stays out."""
+    in the job's ru_maxrss): what it does not need stays out (ctypes too: the
+    shepherd's title is written through proc(5))."""
     probe = ("import sys, json, minisge.execd.launcher; "
-             "print(json.dumps(sorted(m for m in sys.modules if m in ('attr', 'attrs', 'cattrs', 'inspect') "
+             "print(json.dumps(sorted(m for m in sys.modules if m in ('attr', 'attrs', 'cattrs', 'inspect', 'ctypes') "
              "or m in ('minisge.formats.sge_conf', 'minisge.formats.sge_pe', 'minisge.formats.access_list'))))")
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr

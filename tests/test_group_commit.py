@@ -114,3 +114,28 @@ def test_the_real_sync_syncs_and_names_what_it_cannot(tmp_path):
     sync_paths([p])  # syncfs of its file system, or an fsync of the file and its directory
     with pytest.raises(SpoolError):
         sync_paths([str(tmp_path / "no-such-dir" / "f")])
+
+
+def test_requests_that_do_not_wait_are_told_in_their_order_once_synced(tmp_path):
+    rec = Recorder()
+    group = GroupCommit(sync=rec)
+    good = [str(tmp_path / f"f{i}") for i in range(5)]
+    bad = str(tmp_path / "missing-dir" / "bad")
+    told: list[tuple[str, object]] = []
+    all_told = trio.Event()
+
+    def committed(path: str, err: SpoolError | None) -> None:
+        assert err is not None or path in rec.synced()  # told only once synced
+        told.append((path, err))
+        if len(told) == 6:
+            all_told.set()
+
+    async def body() -> None:
+        for p in [*good[:2], bad, *good[2:]]:  # from the loop, without waiting
+            group.add([write(p)], None, functools.partial(committed, p))
+        with trio.fail_after(10):
+            await all_told.wait()
+
+    run_with_committer(group, body)
+    assert [p for p, _ in told] == [*good[:2], bad, *good[2:]]
+    assert all(err is None for p, err in told if p != bad) and isinstance(dict(told)[bad], SpoolError)

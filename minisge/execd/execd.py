@@ -18,9 +18,13 @@ that task's report a retry, never the daemon.
 
 An acknowledged task's directory is renamed into ``removing/`` beside
 ``active_jobs/`` (one rename, at once: the name is free for a re-run of the
-task) and deleted there by a worker thread (:meth:`Execd.remove_acked`),
-many at a time, off the daemon's loop; what a crash left there goes at the
-next start.
+task) and dealt with there by a worker thread (:meth:`Execd.remove_acked`),
+many at a time, off the daemon's loop: up to ``MAX_SPARE_DIRS`` of them are
+recycled (:func:`minisge.execd.task_dir.recycle`: their files kept as
+spares, emptied) and renamed into ``spare_dirs/``, whence the next tasks
+take their directories (a rename instead of a new directory and five new
+files); the others are deleted.  What a crash left in ``removing/`` is
+deleted at the next start; ``spare_dirs/`` holds only whole spare ones.
 
 The execd's components are made with it and run in its nursery
 (:meth:`Execd.run`): the job control (:mod:`minisge.execd.job_control`), the
@@ -63,6 +67,7 @@ from minisge.execd.task_dir import (
     read_config,
     read_int,
     recovered_task,
+    recycle,
     secure_spool,
     signal_dir,
     signal_number,
@@ -78,6 +83,7 @@ log = logging.getLogger("minisge.execd")
 LOAD_REPORT_INTERVAL = 10.0  # seconds between two load reports (sge_conf(5) load_report_time)
 PID_WAIT = 5.0  # seconds a claimed task's shepherd has to write its pid into the ``pid`` file
 REMOVAL_GATHER = 0.2  # seconds the acknowledged task directories gather before a thread deletes them
+MAX_SPARE_DIRS = 256  # recycled task directories kept for new tasks (spare_dirs/)
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)  # a task's end that could not be read or reported: next tries
 
 # TEST HOOK (integration tests only): with MINISGE_TEST_CRASH_BEFORE_SHEPHERD=N in
@@ -109,6 +115,7 @@ def remove_empty_dir(path: str) -> bool:
         return False
     return True
 
+
 Report = Callable[[dict[str, Any]], Awaitable[None]]
 
 
@@ -120,6 +127,8 @@ class Execd:
         self.spool = cell.execd_spool(host)
         self.active = os.path.join(self.spool, "active_jobs")
         self.removing = os.path.join(self.spool, "removing")  # acknowledged task directories, being deleted
+        self.spare_root = os.path.join(self.spool, "spare_dirs")  # recycled task directories for new tasks
+        self.spare_dirs: list[str] = []  # their names
         self.removals = 0  # directories moved into ``removing``: their unique names
         self.removal_due = trio.Event()  # set when ``removing`` has something
         self.running: dict[TaskKey, RunningTask] = {}
@@ -145,6 +154,8 @@ class Execd:
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         os.makedirs(self.active, exist_ok=True)
         os.makedirs(self.removing, mode=0o700, exist_ok=True)
+        os.makedirs(self.spare_root, mode=0o700, exist_ok=True)
+        self.spare_dirs = os.listdir(self.spare_root)
         secure_spool(self.spool)  # task directories written before with other modes
         self.params.current()  # says at once which execd_params have no effect
         async with trio.open_nursery() as nursery:
@@ -248,13 +259,29 @@ class Execd:
         self.removal_due.set()
 
     async def remove_acked(self) -> None:
-        """Delete what is in ``removing`` (a worker thread, all there is each
-        time): the acknowledged tasks' directories, and what a crash left."""
+        """Recycle or delete what is in ``removing`` (a worker thread, all
+        there is each time): the acknowledged tasks' directories; what a
+        crash left there is deleted."""
+        await trio.to_thread.run_sync(empty_dir, self.removing)
         while True:
-            await trio.to_thread.run_sync(empty_dir, self.removing)
             await self.removal_due.wait()
             await trio.sleep(REMOVAL_GATHER)  # one thread's work for all the ends of a while
             self.removal_due = trio.Event()
+            room = MAX_SPARE_DIRS - len(self.spare_dirs)
+            self.spare_dirs.extend(await trio.to_thread.run_sync(recycle_dirs, self.removing, self.spare_root, room))
+
+    def make_task_dir(self, d: str) -> None:
+        """The task directory ``d``, new: a spare one renamed to it, else
+        made (FileExistsError when ``d`` is there)."""
+        while self.spare_dirs:
+            if os.path.lexists(d):
+                raise FileExistsError(d)
+            try:
+                os.rename(os.path.join(self.spare_root, self.spare_dirs.pop()), d)
+                return
+            except FileNotFoundError:
+                continue  # an admin removed it
+        os.mkdir(d, TASK_DIR_MODE)
 
     def start(self, msg: Mapping[str, Any]) -> RunningTask | None:
         """Set a task up: its directory, config, TMPDIR (in that order: a
@@ -265,7 +292,7 @@ class Execd:
             return None
         d = self.job_dir(*key)
         try:
-            os.mkdir(d, TASK_DIR_MODE)  # the usual case: a new directory, nothing of an earlier run in it
+            self.make_task_dir(d)  # the usual case: a new directory, nothing of an earlier run in it
         except FileExistsError:
             if has_ended(d):
                 # an earlier run of a re-queued task (exit 99, a failed prolog) whose
@@ -494,6 +521,29 @@ def retry_delays() -> Iterator[float]:
     yield from RETRY_DELAYS
     while True:
         yield RETRY_DELAYS[-1]
+
+
+def recycle_dirs(removing: str, spare_root: str, room: int) -> list[str]:
+    """Recycle up to ``room`` of the task directories in ``removing`` into
+    ``spare_root`` (:func:`minisge.execd.task_dir.recycle`); delete the
+    others.  The names of the spare ones made."""
+    try:
+        names = os.listdir(removing)
+    except OSError:
+        return []
+    made: list[str] = []
+    for name in names:
+        path = os.path.join(removing, name)
+        if len(made) < room:
+            try:
+                if recycle(path):
+                    os.rename(path, os.path.join(spare_root, name))
+                    made.append(name)
+                    continue
+            except OSError:
+                pass  # deleted instead
+        shutil.rmtree(path, ignore_errors=True)
+    return made
 
 
 def empty_dir(path: str) -> None:

@@ -29,8 +29,8 @@ Engine's shepherd writes them:
 ``error``        one line per failure, ``MM/DD/YYYY HH:MM:SS [euid:pid]:
                  message``; the execd reports the first
 
-``usage`` and ``exit_status`` have their room on disk taken as soon as the
-job is forked (:class:`minisge.execd.task_dir.ReservedFile`): a job that
+``usage`` and ``exit_status`` have their room on disk taken just before the
+job is started (:class:`minisge.execd.task_dir.ReservedFile`): a job that
 fills the disk does not cost its exit status.
 
 The exit codes of the children (sge_shepherd(8), queue_conf(5), sge_pe(5),
@@ -456,9 +456,8 @@ class Shepherd:
         self.reserved: dict[str, ReservedFile] = {}
 
     def reserve(self) -> None:
-        """Take the room of ``usage`` and the end marker (just before the job
-        is forked: after the fork, a job that fills the disk at once could
-        take that room first, its end then lost as failed 19)."""
+        """Take the room of ``usage`` and the end marker (just before the
+        job is started: it may fill the disk at once)."""
         self.reserved = {name: ReservedFile(self.path(name), size) for name, size in (("usage", 4096),
                                                                                      (END_MARKER, 64))}
 
@@ -633,7 +632,7 @@ class Shepherd:
             path, argv = interactive.job_argv(cfg)
             child = self.child(argv, env, cfg, "/dev/null", "/dev/null", SSTATE_NO_SHELL)
             child = child._replace(fds=session.child_fds(), terminal=session.use_pty, exec_path=path)
-        self.reserve()  # before the fork: a job that fills the disk at once must not find its end's room free
+        self.reserve()  # before the job runs: a job that fills the disk at once cannot outrun it
         start = time.time()
         status, ru, setup_error = self.spawn(child, started, session)
         end = time.time()

@@ -42,6 +42,7 @@ from minisge.protocol.wire import (
     is_final,
     iter_replies,
     ok_reply,
+    operations,
     recv,
     request,
     send,
@@ -78,6 +79,6 @@ __all__ = [
     "ClientSocket", "ConnectionClosed", "Credentials", "FrameDecoder", "HandshakeError",
     "KeyFileError", "ProtocolError", "RemotePeer", "check_header", "check_reply",
     "check_request", "connect_unix", "decode_payload", "encode", "error_reply", "is_final",
-    "iter_replies", "make_key", "ok_reply", "open_relay_envelope", "peer_credentials", "read_key", "recv",
+    "iter_replies", "make_key", "ok_reply", "operations", "open_relay_envelope", "peer_credentials", "read_key", "recv",
     "relay_envelope", "request", "send", "write_key",
 ]

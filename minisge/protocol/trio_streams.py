@@ -11,7 +11,13 @@ module only moves them over trio streams and serves connections:
 Both read requests one after the other and answer each with
 ``await handler(request, peer, send_more)``: the handler returns the final
 reply and may first ``await send_more(reply)`` any number of intermediate
-ones (sent with ``"more": true``). A bad frame closes that connection, is
+ones (sent with ``"more": true``).  A handler with a ``begin(request, peer,
+answer)`` method (:data:`Begin`) may take a request at once instead, with
+no task of its own, and call ``answer(reply)`` when its answer is ready (a
+plain submission, once its group commit is done).  Requests sent ahead are
+begun in order, every whole frame of a receive before the next receive, and
+answered in order (:class:`Turn`); the replies ready together go in one send
+(:class:`Replies`). A bad frame closes that connection, is
 logged, and touches nothing else; whether a message is a valid request is
 the handler's to check (:func:`minisge.protocol.catalogue.validate`), and
 a handler that raises gets its request an error reply: the connection goes on.
@@ -33,6 +39,7 @@ handler=h), [await open_unix_listener(path)])``.
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import functools
 import logging
@@ -83,6 +90,9 @@ Message = dict[str, Any]
 Peer = Credentials | RemotePeer
 SendMore = Callable[[Message], Awaitable[None]]
 Handler = Callable[[Message, Peer, SendMore], Awaitable[Message]]
+#: a handler's ``begin(request, peer, answer)``: True when it took the request at once and will
+#: call ``answer(final reply)`` (see :func:`serve_local`); False for the handler's coroutine to answer it
+Begin = Callable[[Message, Peer, Callable[[Message], None]], bool]
 Serve = Callable[[trio.SocketStream], Awaitable[None]]
 
 
@@ -472,26 +482,179 @@ async def _send_refusal(stream: trio.abc.Stream, text: str) -> None:
 
 class Turn:
     """One request of a connection and its place in the order of replies.
-    Requests are handled one after the other, as they come; a handler that
-    has done the part of its work later requests may depend on (a
-    submission numbered and queued for its group commit) may let the next
-    request begin while it waits (:func:`let_next_request_begin`); the
-    replies still go in the order of the requests."""
+    Requests are begun one after the other, as they come, and their replies
+    go in the order of the requests: a turn holds its replies, encoded,
+    until every earlier request's final reply is sent (:class:`Replies`).
+    A request handled by a task of its own (the handler's coroutine) lets
+    the next one begin when it is done, or earlier when it has done the part
+    later requests may depend on (:func:`let_next_request_begin`: a
+    submission numbered and queued for its group commit); it may wait for
+    the earlier ones' answers (:func:`earlier_requests_answered`).  One the
+    handler takes at once (``begin``, see :func:`serve_local`) is answered
+    with :meth:`answer`, whenever its answer is ready, with no task."""
 
-    __slots__ = ("previous", "released", "answered")
+    __slots__ = ("replies", "op", "size", "frames", "final", "sent", "released", "answered")
 
-    def __init__(self, previous: Turn | None) -> None:
-        self.released = trio.Event()  # the connection may read and begin its next request
-        self.answered = trio.Event()  # its final reply is sent (or the connection failed)
-        self.previous: Turn | None = previous
-        if previous is not None and previous.answered.is_set():
-            self.previous = None  # no chain of answered requests kept
+    def __init__(self, replies: Replies, op: object, size: int) -> None:
+        self.replies = replies
+        self.op = op  # the request's "op", for the log
+        self.size = size  # bytes of its frame held in the caller's budget (LocalLimits)
+        self.frames: list[bytes] = []  # its replies, encoded, not yet handed to the stream
+        self.final = False  # its final reply is among them (or sent)
+        self.sent = False  # its final reply is sent (or the connection failed)
+        self.released: trio.Event | None = None  # a task handles it: the connection may begin its next request
+        self.answered: trio.Event | None = None  # made when someone waits for ``sent``
+
+    def push(self, frame: bytes, final: bool) -> None:
+        """One more reply of this request (its final one last): sent once the
+        earlier requests' final replies are."""
+        if self.final:  # a handler that answers twice: its first answer stands
+            log.error("request %.64r was answered twice: the second answer dropped", self.op)
+            return
+        self.frames.append(frame)
+        self.final = final
+        pending = self.replies.pending
+        if pending and pending[0] is self:
+            self.replies.wake.set()
+
+    def answer(self, reply: Message) -> None:
+        """The request's final reply, from a handler that took it at once."""
+        self.push(final_frame(reply, self.op, self.replies.who), True)
+
+    async def wait_answered(self) -> None:
+        """Until its final reply is sent."""
+        if not self.sent:
+            if self.answered is None:
+                self.answered = trio.Event()
+            await self.answered.wait()
 
     async def wait_earlier(self) -> None:
         """Until every earlier request of the connection is answered."""
-        if self.previous is not None:
-            await self.previous.answered.wait()
-            self.previous = None
+        pending = self.replies.pending
+        while pending and pending[0] is not self and not self.sent:
+            await pending[0].wait_answered()
+
+
+def final_frame(reply: Message, op: object, who: str) -> bytes:
+    """The frame of a handler's final reply, or of an error reply when what
+    it gave is not a reply (a bug: logged)."""
+    try:
+        reply = dict(check_reply(reply))
+        reply.pop("more", None)
+        return encode(reply)
+    except Exception:
+        log.exception("request %.64r from %s failed", op, who)
+        return encode(error_reply(f"internal error while handling {str(op)[:64]!r}", rc=1))
+
+
+class Replies:
+    """The replies of one connection, sent in the order of its requests
+    (``pending``: the turns begun whose final reply is not yet sent).  Its
+    writer (:meth:`run`, a task of the connection) sends every reply that
+    is ready in one send, however many requests it answers: a batch of
+    submissions made durable by one sync is answered with one send."""
+
+    def __init__(self, stream: trio.abc.Stream, who: str, limits: LocalLimits | None, uid: int) -> None:
+        self.stream = stream
+        self.who = who
+        self.limits = limits
+        self.uid = uid
+        self.pending: collections.deque[Turn] = collections.deque()
+        self.wake = trio.Event()  # the head of ``pending`` has replies to send
+        self.progress: trio.Event | None = None  # made when the reader waits for a turn to be answered
+        self.closing = False  # no more requests: the writer ends once ``pending`` is sent
+        # the idle timer of the request being received (with limits): its answers' ends restart it
+        self.idle_deadline = trio.current_time() + limits.idle_timeout if limits is not None else math.inf
+        self.idle: trio.CancelScope | None = None
+
+    async def run(self, connection: trio.CancelScope) -> None:
+        """The writer: until :meth:`close`, or the connection fails (then
+        ``connection`` is cancelled, its requests with it)."""
+        pending = self.pending
+        try:
+            while True:
+                await self.wake.wait()
+                self.wake = trio.Event()
+                while pending:
+                    chunks: list[bytes] = []
+                    done = 0
+                    for turn in pending:
+                        if turn.frames:
+                            chunks += turn.frames
+                            turn.frames = []
+                        if not turn.final:
+                            break
+                        done += 1
+                    if not chunks:
+                        break
+                    await self.stream.send_all(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+                    if done:
+                        self.finished(done)
+                if self.closing and not pending:
+                    return
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            log.info("connection from %s went away", self.who)
+            connection.cancel()
+
+    def finished(self, count: int) -> None:
+        """The first ``count`` turns' final replies are sent."""
+        limits = self.limits
+        for _ in range(count):
+            turn = self.pending.popleft()
+            turn.sent = True
+            if turn.answered is not None:
+                turn.answered.set()
+            if limits is not None and turn.size:
+                limits.release(self.uid, turn.size)
+        if limits is not None:
+            # the caller had its answer: it may idle from now (a request begun later still waits
+            # for this one's reply, so an earlier request never runs past the timer)
+            self.idle_deadline = trio.current_time() + limits.idle_timeout
+            if self.idle is not None:
+                self.idle.deadline = self.idle_deadline
+        if self.progress is not None:
+            self.progress.set()
+            self.progress = None
+
+    async def turn_answered(self) -> None:
+        """Until one more turn is answered."""
+        if self.progress is None:
+            self.progress = trio.Event()
+        await self.progress.wait()
+
+    async def all_answered(self) -> None:
+        """Until every request begun is answered (or the connection failed)."""
+        while self.pending:
+            await self.pending[-1].wait_answered()
+
+    def close(self) -> None:
+        """No more requests: the writer ends once the replies are sent."""
+        self.closing = True
+        self.wake.set()
+
+    def drop(self) -> None:
+        """The connection is over: what its requests held is given back, and
+        who waits for their answers goes on (they will never be sent)."""
+        while self.pending:
+            turn = self.pending.popleft()
+            turn.sent = True
+            if turn.answered is not None:
+                turn.answered.set()
+            if self.limits is not None and turn.size:
+                self.limits.release(self.uid, turn.size)
+
+    async def receive(self, size: int) -> bytes | bytearray:
+        """The stream's next bytes (b"" at its end); with limits within the
+        idle timer, else IdleConnection."""
+        if self.limits is None:
+            return await self.stream.receive_some(size)
+        with trio.CancelScope(deadline=self.idle_deadline) as scope:
+            self.idle = scope
+            try:
+                return await self.stream.receive_some(size)
+            finally:
+                self.idle = None
+        raise IdleConnection
 
 
 #: the request the current task answers (:class:`Turn`), None outside a connection's answer
@@ -503,7 +666,7 @@ def let_next_request_begin() -> None:
     """A handler's word that the connection may read and begin its next
     request while this one goes on (its reply still comes first)."""
     turn = CURRENT_TURN.get()
-    if turn is not None:
+    if turn is not None and turn.released is not None:
         turn.released.set()
 
 
@@ -520,115 +683,105 @@ async def _serve_requests(stream: trio.abc.Stream, decoder: FrameDecoder, peer: 
     """Answer requests until the peer closes; a protocol fault closes this
     connection only (after the replies of the requests before it). With
     ``limits`` (a local caller): its budget of bytes in flight, and the idle
-    timeout before each request once every earlier one is answered."""
+    timeout before each request once every earlier one is answered.
+
+    Every whole frame a receive brought is begun before the next receive:
+    a request the handler's ``begin`` takes costs no task (it answers
+    through its :class:`Turn`), any other is handled by a task of its own,
+    and the next request waits until that one is done or lets it begin."""
     uid = peer.uid if isinstance(peer, Credentials) else -1
-    reserved = [0]  # bytes reserved in limits for the request being received
-    turns: list[Turn] = []  # begun, not answered
-    idle = [trio.CancelScope()]  # the idle timer of the request being received: its answers' ends restart it
+    begin: Begin | None = getattr(handler, "begin", None)
+    replies = Replies(stream, who, limits, uid)
+    pending = replies.pending
+    reserved = 0  # bytes reserved in limits for the request being received
     try:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(replies.run, nursery.cancel_scope)
             try:
                 while True:
-                    turns = [t for t in turns if not t.answered.is_set()]
-                    if len(turns) >= MAX_IN_FLIGHT:
-                        await turns[0].answered.wait()
+                    if len(pending) >= MAX_IN_FLIGHT:
+                        await replies.turn_answered()
                         continue
-                    if limits is None:
-                        request = await recv_message(stream, decoder)
+                    if limits is not None and not reserved and decoder.announced:
+                        limits.reserve(uid, decoder.announced)
+                        reserved = decoder.announced
+                    op = decoder.expected_op
+                    payload = decoder.next_payload()
+                    if payload is None:
+                        data = await replies.receive(BIG_RECEIVE_SIZE if decoder.announced > RECEIVE_SIZE
+                                                    else RECEIVE_SIZE)
+                        if not data:
+                            decoder.eof()
+                            break
+                        decoder.push(data)
+                        continue
+                    if limits is not None and not reserved:  # a whole frame come with the one before it
+                        limits.reserve(uid, len(payload))
+                        reserved = len(payload)
+                    if len(payload) < THREAD_DECODE_SIZE:
+                        request = decoder.decode(payload, op)
                     else:
-                        idle[0] = trio.CancelScope(deadline=trio.current_time() + limits.idle_timeout
-                                                   if not turns else math.inf)
-                        request = await _receive_local(stream, decoder, uid, limits, reserved, idle[0])
-                    if request is None:
-                        break
-                    turn = Turn(turns[-1] if turns else None)
-                    turns.append(turn)
-                    size, reserved[0] = reserved[0], 0
-                    nursery.start_soon(_answer_in_turn, stream, request, peer, who, handler, turn, limits, uid, size,
-                                       idle, nursery.cancel_scope)
+                        request = await trio.to_thread.run_sync(decoder.decode, payload, op)
+                    turn = Turn(replies, request.get("op"), reserved)
+                    reserved = 0
+                    pending.append(turn)
+                    replies.idle_deadline = math.inf  # a request in flight: no idle timer
+                    if begin is not None:
+                        try:
+                            if begin(request, peer, turn.answer):
+                                continue
+                        except Exception:
+                            log.exception("request %.64r from %s failed", turn.op, who)
+                            turn.push(encode(error_reply(f"internal error while handling {str(turn.op)[:64]!r}",
+                                                         rc=1)), True)
+                            continue
+                    turn.released = trio.Event()
+                    nursery.start_soon(_answer_in_turn, request, peer, who, handler, turn, nursery.cancel_scope)
                     await turn.released.wait()
+                await replies.all_answered()
             except IdleConnection:
                 assert limits is not None
                 limits.refusals.note(f"uid {uid}", f"closing idle connection from {who}: no request within "
                                                    f"{limits.idle_timeout:g} s")
-                await _after(turns)
+                await replies.all_answered()
                 await _send_refusal(stream, f"error: commlib error: closing idle connection after "
                                             f"{limits.idle_timeout:g} s without a request")
             except Refused as err:
                 assert limits is not None
                 limits.refusals.note(f"uid {uid}", f"refused a request from {who}: {err}")
-                await _after(turns)
+                await replies.all_answered()
                 await _send_refusal(stream, f"error: request refused: {err}")
             except ProtocolError as err:
                 log.warning("closing connection from %s: %s", who, err)
-                await _after(turns)
+                await replies.all_answered()
                 await _send_refusal(stream, f"protocol error: {err}")
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 log.info("connection from %s went away", who)
                 nursery.cancel_scope.cancel()
+            replies.close()
     finally:
-        if limits is not None and reserved[0]:
-            limits.release(uid, reserved[0])
+        replies.drop()
+        if limits is not None and reserved:
+            limits.release(uid, reserved)
 
 
-async def _after(turns: list[Turn]) -> None:
-    """Until the requests begun are answered (a refusal comes after their replies)."""
-    for t in turns:
-        await t.answered.wait()
-
-
-async def _answer_in_turn(stream: trio.abc.Stream, request: Message, peer: Peer, who: str, handler: Handler,
-                          turn: Turn, limits: LocalLimits | None, uid: int, size: int, idle: list[trio.CancelScope],
+async def _answer_in_turn(request: Message, peer: Peer, who: str, handler: Handler, turn: Turn,
                           connection: trio.CancelScope) -> None:
-    """One request of a connection (see :class:`Turn`); a connection that
-    fails while it answers is closed, its other requests with it."""
+    """One request of a connection handled by a task (see :class:`Turn`);
+    a connection that fails while it answers is closed, its other requests
+    with it."""
     CURRENT_TURN.set(turn)
     try:
-        await _answer(stream, request, peer, who, handler, turn)
+        await _answer(request, peer, who, handler, turn)
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         log.info("connection from %s went away", who)
         connection.cancel()
     finally:
+        assert turn.released is not None
         turn.released.set()
-        turn.answered.set()
-        if limits is not None:
-            limits.release(uid, size)
-            # the caller had its answer: it may idle from now (a request begun later still waits
-            # for this one's reply, so an earlier request never runs past the timer)
-            idle[0].deadline = trio.current_time() + limits.idle_timeout
 
 
-async def _receive_local(stream: trio.abc.ReceiveStream, decoder: FrameDecoder, uid: int, limits: LocalLimits,
-                         reserved: list[int], idle: trio.CancelScope) -> Message | None:
-    """The next request of a local caller, or None when it closed: within the
-    idle timeout (else IdleConnection), its frame's bytes reserved in the
-    caller's budget as soon as its header tells them (else Refused), a big
-    payload decoded in a worker thread."""
-    payload: bytearray | None = None
-    with idle:
-        while True:
-            if not reserved[0] and decoder.announced:
-                limits.reserve(uid, decoder.announced)
-                reserved[0] = decoder.announced
-            op = decoder.expected_op
-            payload = decoder.next_payload()
-            if payload is not None:
-                break
-            big = decoder.announced > RECEIVE_SIZE
-            data = await stream.receive_some(BIG_RECEIVE_SIZE if big else RECEIVE_SIZE)
-            if not data:
-                decoder.eof()
-                return None
-            decoder.push(data)
-    if payload is None:
-        raise IdleConnection
-    if len(payload) < THREAD_DECODE_SIZE:
-        return decoder.decode(payload, op)
-    return await trio.to_thread.run_sync(decoder.decode, payload, op)
-
-
-async def _answer(stream: trio.abc.Stream, request: Message, peer: Peer, who: str, handler: Handler,
-                  turn: Turn | None = None) -> None:
+async def _answer(request: Message, peer: Peer, who: str, handler: Handler, turn: Turn) -> None:
     """One request: the handler's intermediate replies, then its final one,
     each after the replies of the requests before it (``turn``).
 
@@ -638,30 +791,22 @@ async def _answer(stream: trio.abc.Stream, request: Message, peer: Peer, who: st
     try:
         op = catalogue.op_name(request)
     except catalogue.Invalid as err:  # not a request at all: said so, and the connection goes on
-        if turn is not None:
-            await turn.wait_earlier()
-        await stream.send_all(encode(catalogue.refusal(err)))
+        turn.push(encode(catalogue.refusal(err)), True)
         return
 
     async def send_more(reply: Message) -> None:
-        if turn is not None:
-            await turn.wait_earlier()
-        await stream.send_all(encode({**check_reply(reply), "more": True}))
+        turn.push(encode({**check_reply(reply), "more": True}), False)
 
     try:
         reply = await handler(request, peer, send_more)
-        reply = dict(check_reply(reply))
-        reply.pop("more", None)
-        frame = encode(reply)
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         raise
     except Exception:
         log.exception("request %.64r from %s failed", op, who)
-        frame = encode(error_reply(f"internal error while handling {op[:64]!r}", rc=1))
-    if turn is not None:
-        turn.released.set()  # handled: the next request may begin while this reply waits its turn
-        await turn.wait_earlier()
-    await stream.send_all(frame)
+        reply = error_reply(f"internal error while handling {op[:64]!r}", rc=1)
+    assert turn.released is not None
+    turn.released.set()  # handled: the next request may begin while this reply waits its turn
+    turn.push(final_frame(reply, op, who), True)
 
 
 def describe(peer: Peer) -> str:

@@ -133,6 +133,8 @@ class ConfigState:
         self.rqs: dict[str, resource_quota.ResourceQuotaSet] = {}
         self.complexes: complex_fmt.ComplexList = complex_fmt.ComplexList(())
         self.global_conf: sge_conf.Configuration = sge_conf.Configuration()
+        # the global configuration's user_lists and xuser_lists, as of that configuration (check_submitter)
+        self.submitter_lists: tuple[sge_conf.Configuration | None, tuple[str, ...], tuple[str, ...]] = (None, (), ())
         self.sched_conf: sched_conf.SchedConf = sched_conf.SchedConf()
         self.managers: list[str] = []
         self.operators: list[str] = []
@@ -534,7 +536,11 @@ class ConfigState:
         """sge_conf(5) user_lists/xuser_lists of the global configuration: who
         may use the cluster at all; Grid Engine refuses the others at submission."""
         gconf = self.global_conf
-        if not access_list.has_access(user, (group,), gconf.user_lists, gconf.xuser_lists, self.usersets):
+        if self.submitter_lists[0] is not gconf:  # read once a configuration, not at each submission
+            self.submitter_lists = (gconf, gconf.user_lists, gconf.xuser_lists)
+        _, user_lists, xuser_lists = self.submitter_lists
+        if (user_lists or xuser_lists) and not access_list.has_access(user, (group,), user_lists, xuser_lists,
+                                                                      self.usersets):
             host = (req.get("o_env") or {}).get("SGE_O_HOST") or self.host
             raise RequestError(f"Unable to run job: job rejected: {user}@{host} is not allowed to submit jobs"
                                "\nExiting.")

@@ -322,15 +322,54 @@ class Qmaster:
         self.submitting[job.number] = job
         if queued is not None:
             queued()
-        try:  # jobseqnum once a batch: rewriting a file costs ext4 a write-out (auto_da_alloc)
-            await self.group_commit.durable(self.new_job_writes(job, sync=False), {
-                self.spool.jobseqnum_path: functools.partial(self.spool.write_jobseqnum, job.number)})
+        error: SpoolError | None = None
+        try:
+            await self.group_commit.durable(*self.new_job_commit(job))
         except SpoolError as err:
-            self.reject_unwritten(job, err)
-        finally:
+            error = err
+        except BaseException:
             del self.submitting[job.number]
-        self.accept_job(job)
+            raise
+        self.take_submitted(job, error)
         return reply
+
+    def queue_submission(self, req: dict, uid: int, gid: int, answer: Callable[[dict | RequestError], None]) -> None:
+        """:meth:`submit_in_group` for a caller that does not wait (the group
+        commit's committer runs, the request has no -hold_jid): the job is
+        checked and numbered now (RequestError when it is refused), and
+        ``answer`` gets its reply once it is on disk, or the RequestError
+        that rejects it when it could not be written."""
+        job, reply = self.new_job(req, uid, gid)
+        self.submitting[job.number] = job
+
+        def committed(err: SpoolError | None) -> None:
+            try:
+                self.take_submitted(job, err)
+            except RequestError as refusal:
+                answer(refusal)
+                return
+            except Exception:  # a bug: the caller is answered all the same, never left waiting
+                log.exception("taking job %d after its group commit failed", job.number)
+                answer(RequestError("internal error while handling 'submit'"))
+                return
+            answer(reply)
+
+        writes, once = self.new_job_commit(job)
+        self.group_commit.add(writes, once, committed)
+
+    def new_job_commit(self, job: Job) -> tuple[list[Callable[[], str]], dict[str, Callable[[], object]]]:
+        """What the group commit makes durable of a new job: its writes, and
+        jobseqnum once a batch (rewriting a file costs ext4 a write-out, auto_da_alloc)."""
+        return self.new_job_writes(job, sync=False), {
+            self.spool.jobseqnum_path: functools.partial(self.spool.write_jobseqnum, job.number)}
+
+    def take_submitted(self, job: Job, err: SpoolError | None) -> None:
+        """The group commit's word on a new job: on disk, it joins the cell's
+        jobs; not written (``err``), it is rejected (RequestError)."""
+        del self.submitting[job.number]
+        if err is not None:
+            self.reject_unwritten(job, err)
+        self.accept_job(job)
 
     def new_job(self, req: dict, uid: int, gid: int,
                 holds: tuple[bool, bool, bool] | None = None) -> tuple[Job, dict]:
@@ -407,7 +446,8 @@ class Qmaster:
         )
         if holds is not None:
             job.user_hold, job.operator_hold, job.system_hold = holds
-        job_dependencies.init_array_holds(job, self.jobs)
+        if ad_preds:  # none: no task waits (the defaults)
+            job_dependencies.init_array_holds(job, self.jobs)
         self.last_job_id = job_id
         reply: dict[str, Any] = {"job_id": job_id, "name": job.name, "array": arr}
         if warnings:

@@ -136,13 +136,48 @@ class RequestHandler:
             self.shutdown()
         return ok_reply()
 
-    async def op_submit(self, req: Reply, peer: Credentials, send_more: SendMore) -> Reply:
-        spec = req["request"]
+    def begin(self, request: Reply, peer: object, answer: Callable[[Reply], None]) -> bool:
+        """A command's request taken at once, without a task of its own
+        (minisge.protocol.trio_streams, ``Begin``): a plain submission of a
+        local command (:func:`overlaps`) is checked, numbered and queued for
+        the group commit, and ``answer`` gets its reply once its job is on
+        disk (``Qmaster.queue_submission``), or its refusal now.  False for
+        any other request: ``__call__`` answers it."""
+        if request.get("op") != catalogue.SUBMIT or not isinstance(peer, Credentials) \
+                or not self.qm.group_commit.running:
+            return False
+        try:
+            catalogue.validate(request, catalogue.COMMAND)
+        except catalogue.Invalid as err:
+            self.refused.note(f"of uid {peer.uid}: {err}")
+            answer(catalogue.refusal(err))
+            return True
+        if not overlaps(request):
+            return False
+
+        def answered(outcome: Reply | RequestError) -> None:
+            answer(ok_reply(**outcome) if isinstance(outcome, dict) else error_reply(str(outcome), rc=outcome.rc))
+
+        try:
+            spec = request["request"]
+            self.check_submission(spec)
+            self.qm.queue_submission(spec, peer.uid, peer.gid, answered)
+        except RequestError as e:
+            answer(error_reply(str(e), rc=e.rc))
+        return True
+
+    def check_submission(self, spec: Reply) -> None:
+        """What refuses a submission whatever the cell holds: 8.1.9's refusals,
+        max_aj_tasks (RequestError)."""
         reason = submit_options.qmaster_rejection(spec)  # 8.1.9's refusals whatever the cell
         if reason is None:
             reason = too_many_tasks(spec.get("array"), self.qm.config.global_conf.max_aj_tasks)
         if reason is not None:
             raise RequestError(f"Unable to run job: {reason}\nExiting.")
+
+    async def op_submit(self, req: Reply, peer: Credentials, send_more: SendMore) -> Reply:
+        spec = req["request"]
+        self.check_submission(spec)
         res = await self.qm.submit_in_group(
             spec, peer.uid, peer.gid, protocol_trio.let_next_request_begin if overlaps(req) else None)
         immediate = bool(spec.get("now"))

@@ -156,13 +156,12 @@ def sync_paths(paths: Iterable[str]) -> None:
 class CommitBatch:
     """The writes waiting for the same sync, and how it went."""
 
-    __slots__ = ("units", "writes", "flushed", "done", "error", "bug")
+    __slots__ = ("units", "writes", "flushed", "error", "bug")
 
     def __init__(self) -> None:
         self.units: list[CommitUnit] = []  # the requests' writes, in their order
         self.writes: dict[str, Callable[[], object]] = {}  # by path: made once, before the sync
         self.flushed = trio.Event()  # the committer's thread is done with it
-        self.done = trio.Event()
         self.error: SpoolError | None = None  # the batch's: its once-writes or its sync failed
         self.bug: Exception | None = None  # what else its flush raised
 
@@ -187,15 +186,26 @@ class CommitBatch:
         except OSError as err:
             raise SpoolError(min(paths, default=""), err) from None
 
+    def committed(self) -> None:
+        """Tell each unit how it went, in their order (a unit's fault is
+        logged: the others are still told)."""
+        for unit in self.units:
+            try:
+                unit.committed(unit.error or self.error)
+            except Exception:
+                log.exception("a request's part after its group commit failed")
+
 
 class CommitUnit:
-    """One request's writes in a batch, and its own error."""
+    """One request's writes in a batch, its own error, and whom to tell
+    (``committed(None)`` once they are on disk, else ``committed(error)``)."""
 
-    __slots__ = ("writes", "error")
+    __slots__ = ("writes", "error", "committed")
 
-    def __init__(self, writes: Iterable[Callable[[], str]]) -> None:
+    def __init__(self, writes: Iterable[Callable[[], str]], committed: Callable[[SpoolError | None], None]) -> None:
         self.writes = list(writes)
         self.error: SpoolError | None = None
+        self.committed = committed
 
 
 class GroupCommit:
@@ -231,22 +241,39 @@ class GroupCommit:
         ``once``: files a whole batch needs written once (a counter such as
         jobseqnum, rewritten by each request otherwise), by path; the last one
         given for a path is made, after the writes, before the sync."""
-        batch = self.batch if self.running else CommitBatch()
-        unit = CommitUnit(writes)
-        batch.units.append(unit)
-        batch.writes.update(once or {})
+        outcome: list[SpoolError | None] = []
         if self.running:
-            self.wake.set()
-            await batch.done.wait()
+            done = trio.Event()
+
+            def committed(error: SpoolError | None) -> None:
+                outcome.append(error)
+                done.set()
+
+            self.add(writes, once, committed)
+            await done.wait()
         else:
+            batch = CommitBatch()
+            unit = CommitUnit(writes, outcome.append)
+            batch.units.append(unit)
+            batch.writes.update(once or {})
             try:
                 await trio.to_thread.run_sync(batch.flush, self.sync)
             except SpoolError as err:
                 batch.error = err
-        if unit.error is not None:
-            raise unit.error
-        if batch.error is not None:
-            raise batch.error
+            batch.committed()
+        if outcome[0] is not None:
+            raise outcome[0]
+
+    def add(self, writes: Iterable[Callable[[], str]], once: Mapping[str, Callable[[], object]] | None,
+            committed: Callable[[SpoolError | None], None]) -> None:
+        """:meth:`durable` for a caller that does not wait (the committer must
+        be running): ``committed(None)`` is called in the daemon's loop once
+        the writes are on disk, ``committed(error)`` when they are not."""
+        assert self.running, "GroupCommit.add without its committer"
+        self.batch.units.append(CommitUnit(writes, committed))
+        if once:
+            self.batch.writes.update(once)
+        self.wake.set()
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """The committer: sync each gathered batch in its own thread (a
@@ -283,15 +310,15 @@ class GroupCommit:
                     log.error("spool sync of %d requests' files failed: %s", len(batch.units), batch.error)
                 self.batches += 1
                 self.units += len(batch.units)
-                batch.done.set()
+                batch.committed()
         finally:
             self.running = False
             batches.put(None)
             if self.batches:  # how well the syncs were shared (bench/throughput.py reads it)
                 log.info("spool group commit: %d requests in %d syncs", self.units, self.batches)
-            if self.batch.units:  # never written: its waiters are told, not left waiting
+            if self.batch.units:  # never written: its requests are told, not left waiting
                 self.batch.error = SpoolError("", OSError(errno.ESHUTDOWN, "the spool's committer stopped"))
-            self.batch.done.set()
+                self.batch.committed()
 
 
 FREE_DIR = ".free"  # under jobs/: FreeJobFiles (a name with a dot: no job's, skipped by the load)

@@ -98,7 +98,7 @@ def processes_of(c: Cell) -> list[tuple[int, str, list[bytes]]]:
 def test_the_daemon_the_shepherds_launcher_and_the_shepherds_are_the_binary(users):
     """The daemon and the launcher run as the binary, and a shepherd forked
     from the launcher names itself as 8.1.9's does (prctl and its argv
-    area, through ctypes, which the binary imports only there)."""
+    area, written through proc(5) files)."""
     c = Cell().start()
     try:
         binary = the_binary()
