@@ -9,7 +9,8 @@ Starts a private all-in-one cell in a temporary SGE_ROOT and prints medians:
   first instruction (the job writes the clock);
 - end to end throughput: N ``/bin/true`` jobs from a loop of ``qsub`` calls,
   and as one array, from the first submit to the last accounting record;
-- the daemon's memory (RSS) idle and with 10,000 pending jobs;
+- the daemon's memory (RSS) idle and with 10,000 pending jobs (submitted over
+  one connection, one after the other), then 2,000 more with 64 in flight;
 - with ``--spooled N`` (e.g. 100000): the daemon's memory and ``qstat``'s
   time with N pending jobs, written into the stopped cell's spool as the
   qmaster writes them (copies of the spool file of one held job that a real
@@ -267,6 +268,16 @@ def main() -> None:
               f"(submitted over one connection in {t_pend:.1f} s, {args.pending / t_pend:.0f}/s)")
         ts = [run([cmd("qstat")], env)[0] for _ in range(5)]
         print(f"qstat with {args.pending} pending jobs (median of 5): {statistics.median(ts) * 1000:.0f} ms")
+        # the same submissions sent ahead of their replies (throughput.py's pipelined figure):
+        # those in flight share a sync, each still on disk before its reply
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from throughput import submit_pipelined
+
+        n = max(1, args.pending // 5)
+        t0 = time.perf_counter()
+        submit_pipelined(os.path.join(env["SGE_ROOT"], "default", "spool", "qmaster", "qmaster.sock"), n, req)
+        t_pipe = time.perf_counter() - t0
+        print(f"{n} more submitted over one connection, 64 in flight: {t_pipe:.2f} s, {n / t_pipe:.0f}/s")
         if args.spooled:
             spooled_figures(env, args.spooled, 5)
     finally:
