@@ -386,14 +386,15 @@ class FreeJobFiles:
 
     def replace(self, path: str, raw: bytes, mode: int, otherwise: Callable[[], None]) -> None:
         """The file ``path`` (the daemon's: a job file, jobseqnum) replaced
-        by ``raw`` at once: a kept file written and renamed over it, else ``otherwise()`` (which raises when it cannot);
-        the old file kept here in its turn (a second name first, so that it
-        is not freed, and kept only once it is no longer ``path``: nothing is
-        ever written over a live file).  A job's every change costs then no
-        inode found and none freed: on this file system (ext4, ``discard``)
-        a rename over a file, which frees it, costs ~0.8 ms, this ~0.05 ms.
-        One at a time (the loop's and the committer's threads both write
-        jobseqnum): two could otherwise keep one old file twice."""
+        by ``raw`` at once: a kept file written and renamed over it, else
+        ``otherwise()`` (which raises when it cannot); the old file kept
+        here in its turn (a second name first, so that it is not freed, and
+        kept only once it is no longer ``path``: nothing is ever written
+        over a live file).  A job's every change then costs no inode found
+        and none freed: on this file system (ext4, ``discard``) a rename
+        over a file, which frees it, costs ~0.8 ms, this ~0.05 ms.  One at a
+        time (the loop's and the committer's threads both write jobseqnum):
+        two could otherwise keep one old file twice."""
         with self.replacing:
             old: str | None = None
             if len(self.names) < FREE_FILES:
