@@ -173,6 +173,18 @@ class Cell:
         self.minisge("start", "--hostname", self.host, "--slots", str(self.slots))
         return self
 
+    def start_crashing_before_shepherd(self, n: int) -> int:
+        """Init and start the cell with the execd's crash hook
+        (``MINISGE_TEST_CRASH_BEFORE_SHEPHERD``): its daemon kills itself
+        when about to ask for its ``n``-th shepherd, after that task's
+        directory was made.  The daemon's pid."""
+        self.minisge("init", "--hostname", self.host, "--slots", str(self.slots))
+        p = subprocess.run([sys.executable, "-m", "minisge.cli.minisge", "start", "--hostname", self.host],
+                           env=self.env(MINISGE_TEST_CRASH_BEFORE_SHEPHERD=str(n)), capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 0, p
+        return self.daemon_pid()
+
     def daemon_pid(self) -> int:
         with open(os.path.join(self.qmaster_spool, "qmaster.pid")) as f:
             return int(f.read())

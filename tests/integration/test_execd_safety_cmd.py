@@ -16,10 +16,9 @@ import glob
 import os
 import signal
 import subprocess
-import sys
 
 import pytest
-from cellutil import Cell, kill_cell_processes, script, set_queue, user_cell_fixtures
+from cellutil import Cell, kill_cell_processes, process_gone, script, set_queue, user_cell_fixtures
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="creates users and runs jobs as them: root only")
 
@@ -49,14 +48,6 @@ def wait_running(c: Cell, job: int, task: int = 1, host: str | None = None) -> s
 def read_int(path: str) -> int:
     with open(path) as f:
         return int(f.read().strip())
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def waiting_job(c: Cell, name: str, extra: str = "") -> tuple[str, str]:
@@ -257,7 +248,7 @@ def test_after_a_kill_9_of_the_daemon_it_starts_at_once_and_picks_its_jobs_up(ce
     wait_running(cell, job)
     daemon = cell.daemon_pid()
     os.kill(daemon, signal.SIGKILL)
-    cell.wait_for(lambda: not alive(daemon), 30, "the daemon's death")
+    cell.wait_for(lambda: process_gone(daemon), 30, "the daemon's death")
     r = cell.minisge("start", "--hostname", cell.host, check=False)
     assert r.rc == 0, r
     q = cell.run("qstat", timeout=20)
@@ -317,17 +308,11 @@ def test_the_tmpdir_of_a_task_running_across_a_restart_goes_at_its_end(cell, use
 def test_a_task_whose_daemon_died_before_its_shepherd_runs_once_after_the_restart(user):
     c = Cell()
     try:
-        c.minisge("init", "--hostname", c.host, "--slots", str(c.slots))
-        # the test hook: the daemon kills itself when about to ask for the 2nd task's shepherd
-        p = subprocess.run([sys.executable, "-m", "minisge.cli.minisge", "start", "--hostname", c.host],
-                           env=c.env(MINISGE_TEST_CRASH_BEFORE_SHEPHERD="2"), capture_output=True, text=True,
-                           timeout=60)
-        assert p.returncode == 0, p
-        daemon = c.daemon_pid()
+        daemon = c.start_crashing_before_shepherd(2)  # the 2nd task's shepherd
         evidence = os.path.join(c.work, "evidence")
         job = c.submit("-t", "1-3", "-o", "/dev/null", "-j", "y",
                        script(c, "a.sh", f'echo "$SGE_TASK_ID" >> {evidence}'), user=USER)
-        c.wait_for(lambda: not alive(daemon), 60, "the daemon's death at the hook")
+        c.wait_for(lambda: process_gone(daemon), 60, "the daemon's death at the hook")
         active = os.path.join(c.root, "default", "spool", c.host, "active_jobs")
         unstarted = [n for n in os.listdir(active) if not os.path.exists(os.path.join(active, n, "pid"))]
         assert unstarted, "the hook did not stop the daemon between a task's directory and its shepherd"
@@ -376,12 +361,12 @@ def test_a_full_disk_costs_neither_the_daemon_nor_an_exit_status(user):
         os.killpg(lost_pid, signal.SIGKILL)
         rec = c.wait_records(lost)[0]
         assert rec[FAILED] == "17", rec  # its shepherd died through a signal
-        assert alive(daemon) and c.run("qstat").rc == 0
+        assert not process_gone(daemon) and c.run("qstat").rc == 0
         for name in ("big", "more"):
             os.unlink(os.path.join(fill, name))
         after = c.submit("-o", "/dev/null", "-j", "y", script(c, "after.sh", "exit 0"), user=USER)
         assert c.wait_records(after)[0][FAILED] == "0"
-        assert alive(daemon)
+        assert not process_gone(daemon)
     finally:
         c.stop()
         kill_cell_processes(c.root)

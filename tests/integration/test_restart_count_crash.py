@@ -14,40 +14,24 @@ A soak run (bench/soak.py) once hit this window by a kill -9 (its violation
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
-from cellutil import Cell, script
+from cellutil import Cell, process_gone, script
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="a cell of its own, started with the crash hook: root only")
 
 FAILED, EXIT_STATUS = 11, 12  # accounting(5) fields
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_a_rescheduled_task_lost_before_its_rerun_started_is_still_restarted():
     c = Cell()
     try:
-        c.minisge("init", "--hostname", c.host, "--slots", str(c.slots))
-        # the test hook: the daemon kills itself when about to ask for the 2nd shepherd (the rerun's)
-        p = subprocess.run([sys.executable, "-m", "minisge.cli.minisge", "start", "--hostname", c.host],
-                           env=c.env(MINISGE_TEST_CRASH_BEFORE_SHEPHERD="2"), capture_output=True, text=True,
-                           timeout=60)
-        assert p.returncode == 0, p
-        daemon = c.daemon_pid()
+        daemon = c.start_crashing_before_shepherd(2)  # the 2nd shepherd: the rerun's
         evidence, once = os.path.join(c.work, "evidence"), os.path.join(c.work, "once")
         body = (f'echo "$RESTARTED" >> {evidence}\n'
                 f'if [ -e {once} ]; then exit 0; fi\n: > {once}\nexit 99')
         job = c.submit("-o", "/dev/null", "-j", "y", script(c, "r.sh", body))
-        c.wait_for(lambda: not alive(daemon), 60, "the daemon's death at the hook (the rerun's launch)")
+        c.wait_for(lambda: process_gone(daemon), 60, "the daemon's death at the hook (the rerun's launch)")
         active = os.path.join(c.root, "default", "spool", c.host, "active_jobs")
         assert os.listdir(active) == [f"{job}.1"] and not os.path.exists(os.path.join(active, f"{job}.1", "pid"))
         c.minisge("start", "--hostname", c.host)
