@@ -50,7 +50,7 @@ from minisge.scheduler.category_cache import (
 from minisge.scheduler.dispatch_order import dispatch_figures, dispatch_order
 from minisge.scheduler.pe_allocation import place_pe
 from minisge.scheduler.queue_filter import dropped_at_start, full_message
-from minisge.scheduler.queue_match import fits_within_quotas, full_reason, host_access
+from minisge.scheduler.queue_match import fits_within_quotas, host_access
 from minisge.scheduler.queue_sort import ranked as queue_sorted
 from minisge.scheduler.queue_sort import soft_violations
 from minisge.scheduler.reservation import Utilization, amounts, book_dispatch, held_reasons, task_duration
@@ -123,10 +123,7 @@ def schedule(snap: Snapshot, *, caches: bool = True) -> Plan:
                        Discard() if caches else [])
         reasons: list[str] = []
         if placed is None and snap.explain:  # again on every instance, for the reasons
-            if caches and place is place_single:  # (the plain pass, the reference, walks them all)
-                placed = explain_single(a, b, ranked, reasons)
-            else:
-                placed = place(a, b, ranked, reasons)
+            placed = place(a, b, ranked, reasons)
         if placed is None:
             if b is not book:
                 reasons = held_reasons(snap, task, book, b, reasons)
@@ -193,23 +190,6 @@ def not_before_execution_time(snap: Snapshot, plan: Plan) -> Snapshot:
     for job_id in waiting:
         plan.reasons[job_id] = [EXECUTION_TIME_NOT_REACHED]
     return dataclasses.replace(snap, pending=tuple(t for t in snap.pending if t.job_id not in waiting))
-
-
-def explain_single(a: Assignment, book: Book, ranked: Sequence[QInstance], reasons: list[str]) -> Dispatch | None:
-    """:func:`place_single` over every instance of ``ranked``, for the
-    reasons of a task that found no room (schedd_job_info): the same reasons
-    in the same order, a full instance's found without the checks that come
-    after the free-slot one (:func:`full_reason`); at 10,000 pending, a
-    pass's ~20 unplaceable categories each walk all instances."""
-    used = book.qi_used
-    room = [qi for qi in ranked if qi.slots > used[qi.name]]
-    found: list[str] = []
-    placed = place_single(a, book, room, found)
-    if placed is not None:
-        return placed
-    theirs = iter(found)  # one reason for each instance with room, in order
-    reasons.extend(next(theirs) if qi.slots > used[qi.name] else full_reason(a, qi) for qi in ranked)
-    return None
 
 
 def place_single(a: Assignment, book: Book, ranked: Sequence[QInstance], reasons: list[str]) -> Dispatch | None:

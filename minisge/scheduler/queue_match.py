@@ -224,21 +224,6 @@ def fits(a: Assignment, book: Book, qi: QInstance, slots: int) -> str | None:
     return _resources_reason(a, book, qi, slots)
 
 
-def full_reason(a: Assignment, qi: QInstance) -> str:
-    """:func:`fits`'s verdict on an instance with no free slot: its refusal
-    before the free-slot check, else its being full (nothing after that is
-    asked, the quotas neither)."""
-    cache = a.cache
-    if cache is None:
-        before = static_rejects(a, qi)[0]
-    else:
-        static = cache.static.get(qi.name)
-        if static is None:
-            static = cache.static[qi.name] = static_rejects(a, qi)
-        before = static[0]
-    return before or full_message(qi.name)
-
-
 def fits_within_quotas(a: Assignment, book: Book, qi: QInstance, slots: int, pe: str | None = None) -> str | None:
     """:func:`fits`, then the resource quota sets (sge_resource_quota(5))."""
     return fits(a, book, qi, slots) or book.quota_refuses(a.task, qi, slots, pe)
