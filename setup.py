@@ -46,7 +46,7 @@ setuptools changes the internals this leans on, its own finder is used.
 
 The library is no Python extension: a setuptools ``Extension`` only gets it
 compiled and linked by the compiler setuptools finds (``cc``), and
-``DrmaaBuild`` gives it the plain name ``libdrmaa.so`` in the package
+``NativeBuild`` gives it the plain name ``libdrmaa.so`` in the package
 (``minisge.drmaa:library_path``), with no Python symbols to export.  The
 bin directory of the interpreter that builds it is the fallback place of
 the commands it runs (minisge/drmaa/README.md).
@@ -59,6 +59,7 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.editable_wheel import editable_wheel
+from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAUNCHERS = os.path.join("build", "launchers")
@@ -72,12 +73,40 @@ def version() -> str:
     return "0"
 
 
-class DrmaaBuild(build_ext):
+SHEPHERD_SOURCE = os.path.join("minisge", "execd", "sge_shepherd.c")
+
+
+class NativeBuild(build_ext):
+    """libdrmaa.so, then the C shepherd, ``minisge/execd/sge_shepherd``: an
+    executable, linked statically where the C library allows it (no
+    dynamic loader's work at each of its starts, one per task), else
+    dynamically; without a C compiler minisge installs all the same and
+    every task runs the Python shepherd (minisge/execd/shepherd_plan.py)."""
+
     def get_ext_filename(self, fullname: str) -> str:
         return os.path.join(*fullname.split(".")) + ".so"
 
     def get_export_symbols(self, ext: Extension) -> list[str]:
         return []
+
+    def run(self) -> None:
+        super().run()
+        self.build_shepherd()
+
+    def build_shepherd(self) -> None:
+        if self.inplace:
+            out_dir = os.path.abspath(self.get_finalized_command("build_py").get_package_dir("minisge.execd"))
+        else:
+            out_dir = os.path.join(self.build_lib, "minisge", "execd")
+        try:  # the compiler build_ext made for libdrmaa
+            objects = self.compiler.compile([SHEPHERD_SOURCE], output_dir=self.build_temp,
+                                            extra_postargs=["-std=gnu11", "-O2"])
+            try:
+                self.compiler.link_executable(objects, "sge_shepherd", output_dir=out_dir, extra_postargs=["-static"])
+            except LinkError:
+                self.compiler.link_executable(objects, "sge_shepherd", output_dir=out_dir)
+        except (CCompilerError, CompileError, ExecError, LinkError) as e:
+            self.warn(f"the C shepherd was not built ({e}): every task runs the Python shepherd")
 
 
 def c_string(s: str) -> str:
@@ -229,4 +258,4 @@ class EditableWheel(editable_wheel):
 
 
 setup(ext_modules=[libdrmaa], scripts=write_launchers(),
-      cmdclass={"build_ext": DrmaaBuild, "editable_wheel": EditableWheel})
+      cmdclass={"build_ext": NativeBuild, "editable_wheel": EditableWheel})

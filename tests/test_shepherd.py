@@ -1,7 +1,9 @@
 """The shepherd's run sequence and exit codes (sge_shepherd(8), queue_conf(5)
 prolog/epilog, sge_pe(5) start/stop_proc_args), run for real: the shepherd
-is forked on a temporary job directory, as the execd does, and its result
-files are read back with the execd's reader."""
+is started on a temporary job directory, as the launcher starts it, and its
+result files are read back with the execd's reader.  Every case runs with
+both shepherds: the Python one (forked) and the C one (``sge_shepherd``,
+spawned with the plan made from the same config), which must agree."""
 
 from __future__ import annotations
 
@@ -12,9 +14,38 @@ import tempfile
 
 import pytest
 
-from minisge.execd import shepherd, shepherd_config, task_dir
+from minisge.execd import launcher, shepherd, shepherd_config, shepherd_plan, task_dir
 
 ERROR_LINE = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d \[\d+:\d+\]: (.*)$")
+
+
+@pytest.fixture(params=["python", "c"], autouse=True)
+def implementation(request, monkeypatch):
+    """Which shepherd :func:`run_task` starts."""
+    if request.param == "c" and shepherd_plan.binary() is None:
+        pytest.skip("the C shepherd was not built (no C compiler at install)")
+    monkeypatch.setattr(ShepherdUnderTest, "name", request.param)
+    return request.param
+
+
+class ShepherdUnderTest:
+    name = "python"
+
+
+def start_shepherd(job_dir: str) -> int:
+    """The pid of the shepherd started on ``job_dir``, as the launcher starts it."""
+    if ShepherdUnderTest.name == "python":
+        pid = os.fork()
+        if pid == 0:
+            shepherd.run(job_dir)
+        return pid
+    plan = shepherd_plan.plan(job_dir, task_dir.read_config(job_dir))
+    assert plan is not None
+    pid_fd = task_dir.create_pid_file(job_dir)
+    try:
+        return launcher.spawn_shepherd(shepherd_plan.BINARY, 1, pid_fd, plan, [])
+    finally:
+        os.close(pid_fd)
 
 
 def script(d: str, name: str, body: str) -> str:
@@ -27,7 +58,7 @@ def script(d: str, name: str, body: str) -> str:
 
 def run_task(tmp: str, job: str = "echo job", procedures: dict | None = None, *, pe: str | None = None,
              forbid_reschedule: bool = False, forbid_apperror: bool = False, name: str = "t",
-             **overrides: object) -> tuple[dict, str]:
+             before_start=None, **overrides: object) -> tuple[dict, str]:
     """Run one task through the shepherd: (the execd's report, the job's stdout)."""
     job_dir = tempfile.mkdtemp(dir=tmp)
     out = os.path.join(tmp, f"{name}.o1")
@@ -51,9 +82,9 @@ def run_task(tmp: str, job: str = "echo job", procedures: dict | None = None, *,
 
     with open(os.path.join(job_dir, "config"), "w") as f:
         json.dump(cfg, f)
-    pid = os.fork()
-    if pid == 0:
-        shepherd.run(job_dir)
+    if before_start is not None:
+        before_start(job_dir)
+    pid = start_shepherd(job_dir)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, open(os.path.join(job_dir, "shepherd_error")).read()
     text = open(out).read() if os.path.exists(out) else ""
@@ -269,4 +300,42 @@ def test_a_spawned_jobs_set_up_failures_name_the_owner(tmp):
     report, _ = run_task(tmp, "true", uid=pw.pw_uid, gid=pw.pw_gid, stdout_path=os.path.join(private, "o"))
     assert report["failed"] == 26 and f'can\'t open output file "{private}/o": Permission denied' in report["error"]
     report, _ = run_task(tmp, "true", shell="/nonexistent_sh")
+    assert report["failed"] == 27 and 'unable to find shell "/nonexistent_sh"' in report["error"], report
+
+
+def test_limits_nice_and_binding_are_the_childs_alone(tmp):
+    """queue_conf(5) RESOURCE LIMITS (per slot), priority and a -binding
+    set: the job runs with them, the shepherd without (it writes its files)."""
+    report, out = run_task(tmp, "ulimit -St; ulimit -Ht; ulimit -f; nice; grep Cpus_allowed_list /proc/self/status",
+                           limits={"s_cpu": 100.0, "h_cpu": 200.0, "h_fsize": 1024000.0}, host_slots=2,
+                           priority="5", binding={"mode": "set", "cpus": [0]})
+    assert out.split()[:5] == ["200", "400", "2000", str(min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)),
+                               "Cpus_allowed_list:"], out
+    assert out.split()[5] == "0" and report["failed"] == 0, (out, report)
+
+
+def test_a_job_deleted_before_its_shepherd_started_is_not_started(tmp):
+    """The execd's ``signal`` file there already (a qdel before the start):
+    neither the prolog nor the job runs, the epilog does."""
+    def qdel(d: str) -> None:
+        with open(os.path.join(d, "signal"), "w") as f:
+            f.write("9\n")
+
+    epi = script(tmp, "epi", "echo epilog")
+    report, out = run_task(tmp, "echo job", {"prolog": proc(script(tmp, "pro", "echo prolog")), "epilog": proc(epi)},
+                           before_start=qdel)
+    assert out == "epilog\n" and report["failed"] == 0 and report["usage"]["start_time"] == "0", (out, report)
+
+
+def test_a_starter_method_runs_the_job_with_the_shell_it_replaces_in_its_environment(tmp):
+    starter = script(tmp, "starter", 'echo "$SGE_STARTER_SHELL_PATH $SGE_STARTER_SHELL_START_MODE $1"; exec "$@"')
+    report, out = run_task(tmp, "/bin/echo", starter_method=starter, args=["hi"], shell="/bin/bash")
+    assert out.splitlines() == ["/bin/bash posix_compliant /bin/echo", "hi"] and report["failed"] == 0, out
+
+
+def test_a_script_in_unix_behavior_is_execd_itself(tmp):
+    job = script(tmp, "job.sh", 'echo "$0 $1"')
+    report, out = run_task(tmp, binary=False, script_file=job, shell_start_mode="unix_behavior", args=["a"])
+    assert out == f"{job} a\n" and report["failed"] == 0, out
+    report, out = run_task(tmp, binary=False, script_file=job, shell="/nonexistent_sh", args=["a"])
     assert report["failed"] == 27 and 'unable to find shell "/nonexistent_sh"' in report["error"], report

@@ -36,6 +36,7 @@ descriptor of the launcher.  ``ps`` shows it as Grid Engine's:
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import json
 import os
@@ -46,8 +47,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from minisge.execd import shepherd
-from minisge.execd.task_dir import PID_FILE, create_pid_file
+from minisge.execd import shepherd, shepherd_plan
+from minisge.execd.task_dir import PID_FILE, create_pid_file, read_config
 
 MAX_PACKET = 65536
 MAX_FDS = 4  # descriptors one request may carry
@@ -136,6 +137,31 @@ def become_shepherd(task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int]
     shepherd.run(task_dir)
 
 
+def spawn_shepherd(binary: str, job_id: int, pid_fd: int, plan: bytes, keep: Sequence[int]) -> int:
+    """posix_spawn the C shepherd (``sge_shepherd.c``, its descriptors:
+    0-2 /dev/null, 3 the ``pid`` file, 4 the plan in a memfd, 5.. ``keep``),
+    in a session of its own, named as 8.1.9's: ``sge_shepherd-JOBID -bg``."""
+    memfd = os.memfd_create("sge_shepherd-plan", os.MFD_CLOEXEC)
+    high: list[int] = []
+    try:
+        view = memoryview(plan)
+        while view:
+            view = view[os.write(memfd, view):]
+        os.lseek(memfd, 0, os.SEEK_SET)
+        # above every target first: no dup2 overwrites a source not yet copied
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in (pid_fd, memfd, *keep)]
+        actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDWR, 0),
+                                          (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)]
+        actions += [(os.POSIX_SPAWN_DUP2, fd, 3 + i) for i, fd in enumerate(high)]
+        env = {"TZ": os.environ["TZ"]} if "TZ" in os.environ else {}  # its error lines' local time, as ours
+        return os.posix_spawn(binary, [f"sge_shepherd-{job_id}", "-bg"], env, file_actions=actions, setsid=True,
+                              setsigdef=(signal.SIGCHLD, signal.SIGINT, signal.SIGPIPE), setsigmask=())
+    finally:
+        for fd in high:
+            os.close(fd)
+        os.close(memfd)
+
+
 class Launcher:
     """The launcher's loop: fork requests in, shepherds' pids and ends out."""
 
@@ -144,6 +170,7 @@ class Launcher:
         self.parent = os.getppid()  # the execd: when it is gone, no new shepherd starts
         self.children: set[int] = set()
         self.argv_area = argv_area()  # where each shepherd writes its title
+        self.binary = shepherd_plan.binary()  # the C shepherd, when it was built
 
     def send(self, msg: dict[str, Any]) -> None:
         try:
@@ -167,7 +194,9 @@ class Launcher:
                 self.send({"op": "refused", "seq": seq, "reason": "claimed"})
                 return
             try:
-                pid = os.fork()
+                pid = self.spawn_c_shepherd(task_dir, job_id, pid_fd, fds)
+                if pid is None:
+                    pid = os.fork()
             except OSError:
                 os.close(pid_fd)
                 os.unlink(pid_path)  # not started after all
@@ -182,6 +211,28 @@ class Launcher:
         finally:
             for fd in fds:
                 os.close(fd)
+
+    def spawn_c_shepherd(self, task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int]) -> int | None:
+        """Start the C shepherd for the task, with its plan
+        (:mod:`minisge.execd.shepherd_plan`); None when the Python shepherd is
+        to be forked instead: no C shepherd was built, the task is
+        interactive, or its plan could not be made (the Python shepherd
+        then reports what is wrong with the config).  A C shepherd that
+        cannot be started is said once on stderr and not tried again."""
+        if self.binary is None:
+            return None
+        try:
+            plan = shepherd_plan.plan(task_dir, read_config(task_dir))
+        except Exception:  # noqa: BLE001 - the Python shepherd reads the config again and reports
+            return None
+        if plan is None:
+            return None
+        try:
+            return spawn_shepherd(self.binary, job_id, pid_fd, plan, keep)
+        except OSError as e:
+            print(f"minisge: cannot start {self.binary} ({e}): shepherds are forked in Python", file=sys.stderr)
+            self.binary = None
+            return None
 
     def reap(self) -> None:
         """Collect every shepherd that has ended; tell the execd how."""
@@ -243,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a ^C at the daemon's terminal is the daemon's
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     ctl = socket.socket(fileno=int(args[1]))
+    ctl.set_inheritable(False)  # a shepherd started by posix_spawn must not get it
     gc.freeze()  # what is loaded now is never collected: a shepherd's collections touch none of its pages
     Launcher(ctl).serve()
     return 0

@@ -97,6 +97,8 @@ STEPS = {
                             ("pe_stop", _PE_VARIABLES), ("epilog", frozenset(PROLOG_EPILOG_VARIABLES)))
 }
 
+BEFORE_JOB = ("prolog", "pe_start")  # the procedures a qdel ends (the others run after the job, qdel'ed or not)
+
 _VARIABLE = re.compile(r"\$([A-Za-z0-9_]*)")
 
 
@@ -541,44 +543,56 @@ class Shepherd:
                 continue
         return status, ru, err.decode(errors="replace")
 
-    def procedure_started(self, pid: int) -> None:
+    def procedure_started(self, pid: int, before_job: bool) -> None:
         """A procedure's pid goes to ``proc_pid``, so a qdel (the execd's
-        terminate) kills it; a qdel already asked for kills it at once."""
+        terminate) kills it; a qdel already asked for kills a procedure
+        before the job (prolog, PE start) at once.  The ones after the job
+        (PE stop, epilog) run after a qdel too: they clean up after it."""
         try:
             write_file(self.path("proc_pid"), f"{pid}\n")
         except OSError:
             pass  # a full disk: it runs without
-        if self.signalled():
+        if before_job and self.signalled():
             os.kill(pid, signal.SIGKILL)  # its group may not exist yet
+
+    def procedure_child(self, name: str) -> Child | str | None:
+        """What the prolog, pe_start, pe_stop or epilog runs (its environment
+        without SGE_JOBEXIT_STAT, which it gets once the job ran); None when
+        it is not configured; the message of why it cannot be started."""
+        proc = (self.cfg.get("procedures") or {}).get(name)
+        if not proc:
+            return None
+        step = STEPS[name]
+        if proc.get("error"):  # e.g. the user@ prefix names no user
+            return str(proc["error"])
+        try:
+            key = "pe_variables" if name.startswith("pe_") else "variables"
+            argv = expand_command(proc["command"], self.cfg.get(key) or {}, step.variables)
+        except VariableError as e:
+            return str(e)
+        env = procedure_environment(self.cfg["env"], self.cfg.get("sge_env") or {},
+                                    runs_as_another_user(proc["uid"], self.cfg["uid"]))
+        if name.startswith("pe_"):
+            out, err = self.cfg["pe_stdout_path"], self.cfg["pe_stderr_path"]
+        else:
+            out, err = self.cfg["stdout_path"], self.cfg["stderr_path"]
+        return self.child(argv, env, proc, out, err, step.states.before)
 
     def run_procedure(self, name: str) -> int:
         """Run the prolog, pe_start, pe_stop or epilog if configured: 0 when
         it is not or succeeded, ``before`` when it could not be started,
         ``failed`` when it exited non-zero (its state is recorded)."""
-        proc = (self.cfg.get("procedures") or {}).get(name)
-        if not proc:
+        child = self.procedure_child(name)
+        if child is None:
             return 0
-        step = STEPS[name]
-        states = step.states
-        if proc.get("error"):  # e.g. the user@ prefix names no user
-            self.fail(states.before, proc["error"])
+        states = STEPS[name].states
+        if isinstance(child, str):
+            self.fail(states.before, child)
             return states.before
-        try:
-            key = "pe_variables" if name.startswith("pe_") else "variables"
-            argv = expand_command(proc["command"], self.cfg.get(key) or {}, step.variables)
-        except VariableError as e:
-            self.fail(states.before, str(e))
-            return states.before
-        env = procedure_environment(self.cfg["env"], self.cfg.get("sge_env") or {},
-                                    runs_as_another_user(proc["uid"], self.cfg["uid"]))
         if self.job_status is not None:  # after the job: PE stop and epilog (submit(1))
-            env["SGE_JOBEXIT_STAT"] = str(self.job_status)
-        if name.startswith("pe_"):
-            out, err = self.cfg["pe_stdout_path"], self.cfg["pe_stderr_path"]
-        else:
-            out, err = self.cfg["stdout_path"], self.cfg["stderr_path"]
-        child = self.child(argv, env, proc, out, err, states.before)
-        status, _, setup_error = self.spawn(child, self.procedure_started)
+            child.env["SGE_JOBEXIT_STAT"] = str(self.job_status)
+        before_job = name in BEFORE_JOB
+        status, _, setup_error = self.spawn(child, lambda pid: self.procedure_started(pid, before_job))
         try:
             os.unlink(self.path("proc_pid"))
         except FileNotFoundError:
@@ -590,12 +604,18 @@ class Shepherd:
         code = exit_code(status)
         if code == 0:
             return 0
-        if self.signalled() and name in ("prolog", "pe_start"):
+        if before_job and self.signalled():
             # killed by a qdel (minisge.execd.job_control): no failure of the queue;
             # the job is not started and ends as deleted before it ran
             return states.failed
         self.fail(exit_codes.procedure_state(name, code), exit_codes.exit_status_message(name, code))
         return states.failed
+
+    def job_child(self) -> Child:
+        """What a batch job runs (queue_conf(5) shell_start_mode, starter_method)."""
+        cfg = self.cfg
+        env = dict(cfg["env"], **starter_environment(cfg))
+        return self.child(job_argv(cfg), env, cfg, cfg["stdout_path"], cfg["stderr_path"], SSTATE_NO_SHELL)
 
     def run_job(self) -> None:
         """Start the job itself, wait for it, keep its usage; exit 99/100
@@ -614,7 +634,6 @@ class Shepherd:
             except (FileNotFoundError, ValueError, ProcessLookupError):
                 pass
 
-        env = dict(cfg["env"], **starter_environment(cfg))
         session = None
         if cfg.get("interactive"):  # qrsh, qlogin: the job's data goes to and from qrsh
             try:
@@ -627,9 +646,10 @@ class Shepherd:
                 self.job_status = 1
                 return
         if session is None:
-            child = self.child(job_argv(cfg), env, cfg, cfg["stdout_path"], cfg["stderr_path"], SSTATE_NO_SHELL)
+            child = self.job_child()
         else:
             path, argv = interactive.job_argv(cfg)
+            env = dict(cfg["env"], **starter_environment(cfg))
             child = self.child(argv, env, cfg, "/dev/null", "/dev/null", SSTATE_NO_SHELL)
             child = child._replace(fds=session.child_fds(), terminal=session.use_pty, exec_path=path)
         self.reserve()  # before the job runs: a job that fills the disk at once cannot outrun it

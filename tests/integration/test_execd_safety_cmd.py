@@ -203,7 +203,10 @@ def test_a_shepherd_and_its_job_hold_nothing_of_the_daemon(cell, user):
     script_file = os.path.join(cell.qmaster_spool, "job_scripts", str(job))  # the shell reads its script
     assert {fd: t for fd, t in job_fds.items() if t != script_file} == {0: "/dev/null", 1: out, 2: out}, job_fds
     with open(f"/proc/{shepherd}/cmdline", "rb") as f:
-        assert f.read().rstrip(b"\0") == f"sge_shepherd-{job} -bg".encode()  # as 8.1.9's ps shows it
+        # as ps shows it (the C shepherd's two arguments, the Python one's title in one)
+        assert f.read().rstrip(b"\0").replace(b"\0", b" ") == f"sge_shepherd-{job} -bg".encode()
+    with open(f"/proc/{shepherd}/comm", "rb") as f:
+        assert f.read() == b"sge_shepherd\n"
     release_job(release)
     assert cell.wait_records(job)[0][FAILED] == "0"
 

@@ -156,6 +156,18 @@ def test_epilog_gets_the_jobs_exit_status(cell):
     assert output(cell, job) == "epilog 3\n"
 
 
+def test_the_epilog_of_a_job_deleted_while_it_ran_runs_and_the_queue_stays_clean(cell):
+    """8.1.9 runs the epilog after a qdel (checked on the real one): it
+    cleans up after the killed job; the queue gets no error state."""
+    set_queue(cell, "epilog", script(cell, "epi.sh", 'echo "epilog $SGE_JOBEXIT_STAT"'))
+    job = submit(cell, "/bin/sleep", "60")
+    wait_state(cell, job, "r")
+    cell.run("qdel", str(job), user=USER)
+    rec = cell.wait_records(job)[0]
+    assert output(cell, job) == "epilog 137\n" and failed_and_exit(rec) == (100, 137), rec
+    assert queue_states(cell) == ""
+
+
 def test_epilog_exit_1_requeues_the_job_and_puts_the_queue_in_error(cell):
     set_queue(cell, "epilog", script(cell, "epi1.sh", "exit 1"))
     job = submit(cell, "/bin/echo", "job")
