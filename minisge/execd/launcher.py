@@ -153,8 +153,8 @@ def spawn_shepherd(binary: str, job_id: int, pid_fd: int, plan: bytes, keep: Seq
         actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDWR, 0),
                                           (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)]
         actions += [(os.POSIX_SPAWN_DUP2, fd, 3 + i) for i, fd in enumerate(high)]
-        env = {"TZ": os.environ["TZ"]} if "TZ" in os.environ else {}  # its error lines' local time, as ours
-        return os.posix_spawn(binary, [f"sge_shepherd-{job_id}", "-bg"], env, file_actions=actions, setsid=True,
+        # the execd's environment, as 8.1.9's shepherd has it (its children's is in the plan)
+        return os.posix_spawn(binary, [f"sge_shepherd-{job_id}", "-bg"], os.environ, file_actions=actions, setsid=True,
                               setsigdef=(signal.SIGCHLD, signal.SIGINT, signal.SIGPIPE), setsigmask=())
     finally:
         for fd in high:

@@ -96,9 +96,9 @@ def processes_of(c: Cell) -> list[tuple[int, str, list[bytes]]]:
 
 
 def test_the_daemon_the_shepherds_launcher_and_the_shepherds_are_the_binary(users):
-    """The daemon and the launcher run as the binary, and a shepherd forked
-    from the launcher names itself as 8.1.9's does (prctl and its argv
-    area, written through proc(5) files)."""
+    """The daemon and the launcher run as the binary, and a batch job's
+    shepherd is the C shepherd the binary carries (in _internal/, beside
+    its plan's module), named as 8.1.9's is."""
     c = Cell().start()
     try:
         binary = the_binary()
@@ -113,8 +113,8 @@ def test_the_daemon_the_shepherds_launcher_and_the_shepherds_are_the_binary(user
             return [p for p in found if parent_of(p[0]) not in pids]
 
         (pid, _, argv), = wait_for(shepherd, what=f"the shepherd of job {job}")
-        assert argv[0].split() == [f"sge_shepherd-{job}".encode(), b"-bg"], argv
-        assert exe_of(pid) == binary
+        assert argv == [f"sge_shepherd-{job}".encode(), b"-bg"], argv
+        assert exe_of(pid) == os.path.join(os.path.dirname(binary), "_internal", "minisge", "execd", "sge_shepherd")
         launchers = [p for p in processes_of(c) if b"minisge.execd.launcher" in p[2]]
         assert launchers and all(exe_of(p[0]) == binary for p in launchers)
         touch(done)
