@@ -38,8 +38,13 @@ def elf_files(top: str) -> list[str]:
 
 
 def glibc_symbols(path: str) -> list[tuple[str, str]]:
-    """(glibc version, symbol) for every undefined symbol ``path`` takes from glibc."""
-    out = subprocess.run(["objdump", "-T", path], capture_output=True, text=True, check=True).stdout
+    """(glibc version, symbol) for every undefined symbol ``path`` takes from glibc
+    (none for a statically linked program, such as the C shepherd)."""
+    run = subprocess.run(["objdump", "-T", path], capture_output=True, text=True)
+    if run.returncode != 0 and "not a dynamic object" in run.stderr:
+        return []
+    run.check_returncode()
+    out = run.stdout
     return [(m.group(1), m.group(2)) for line in out.splitlines() if "*UND*" in line
             for m in [VERSIONED.search(line)] if m]
 
