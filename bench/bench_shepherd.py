@@ -27,6 +27,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 
 from minisge.execd import launcher, shepherd_plan
 from minisge.execd.task_dir import SPARES, create_pid_file
@@ -68,6 +69,35 @@ def timed(n: int, one: Callable[[int], None]) -> tuple[float, float, float]:
     return cpu / n * 1e3, (r1.ru_minflt - r0.ru_minflt) / n, wall / n * 1e3
 
 
+def job_alone(argv: list[str], i: int) -> None:
+    os.waitpid(os.posix_spawn(argv[0], argv, {}), 0)
+
+
+def python_shepherd(dirs: list[str], area: tuple[int, int] | None, i: int) -> None:
+    """As the launcher forks it."""
+    fd = create_pid_file(dirs[i])
+    pid = os.fork()
+    if pid == 0:
+        launcher.become_shepherd(dirs[i], 1, fd, [], area)
+    os.close(fd)
+    os.waitpid(pid, 0)
+
+
+def c_shepherd(binary: str, dirs: list[str], plans: list[bytes | None], i: int) -> None:
+    """As the launcher spawns it."""
+    fd = create_pid_file(dirs[i])
+    plan = plans[i]
+    assert plan is not None
+    pid = launcher.spawn_shepherd(binary, 1, fd, plan, [])
+    os.close(fd)
+    os.waitpid(pid, 0)
+
+
+def check(d: str) -> None:
+    with open(os.path.join(d, "exit_status")) as f:
+        assert f.read() == "0 0 0\n", d
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--tasks", type=int, default=300)
@@ -83,39 +113,15 @@ def main() -> None:
         if binary:
             results["C shepherd"] = []
         for _ in range(args.runs):
-            argv = ["/bin/sh", "-c", "/bin/true"]
-
-            def job(i: int) -> None:
-                os.waitpid(os.posix_spawn(argv[0], argv, {}), 0)
-
-            results["job alone"].append(timed(args.tasks, job))
+            results["job alone"].append(timed(args.tasks, partial(job_alone, ["/bin/sh", "-c", "/bin/true"])))
             dirs = task_dirs(work, args.tasks, cfg)
-
-            def python_shepherd(i: int) -> None:
-                fd = create_pid_file(dirs[i])
-                pid = os.fork()
-                if pid == 0:
-                    launcher.become_shepherd(dirs[i], 1, fd, [], area)
-                os.close(fd)
-                os.waitpid(pid, 0)
-
-            results["Python shepherd"].append(timed(args.tasks, python_shepherd))
+            results["Python shepherd"].append(timed(args.tasks, partial(python_shepherd, dirs, area)))
+            check(dirs[-1])
             if binary:
                 dirs = task_dirs(work, args.tasks, cfg)
                 plans = [shepherd_plan.plan(d, cfg) for d in dirs]
-
-                def c_shepherd(i: int) -> None:
-                    fd = create_pid_file(dirs[i])
-                    plan = plans[i]
-                    assert binary is not None and plan is not None
-                    pid = launcher.spawn_shepherd(binary, 1, fd, plan, [])
-                    os.close(fd)
-                    os.waitpid(pid, 0)
-
-                results["C shepherd"].append(timed(args.tasks, c_shepherd))
-            for d in dirs[-1:]:
-                with open(os.path.join(d, "exit_status")) as f:
-                    assert f.read() == "0 0 0\n", d
+                results["C shepherd"].append(timed(args.tasks, partial(c_shepherd, binary, dirs, plans)))
+                check(dirs[-1])
         print(f"{args.tasks} tasks of /bin/sh -c /bin/true, median of {args.runs} runs, load "
               f"{open('/proc/loadavg').read().split()[0]}; CPU and page faults of the shepherd and its job:")
         alone = statistics.median(r[0] for r in results["job alone"])

@@ -263,3 +263,68 @@ def test_the_launcher_loads_neither_attrs_nor_the_formats_parsers() -> None:
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == []
+
+
+def launcher_on(tmp_path: Path, cfg: dict[str, object] | None) -> tuple[object, str]:
+    """A launcher (its control socket unused) and a task directory holding ``cfg`` as its config."""
+    import socket
+
+    from minisge.execd.launcher import Launcher
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ours.close()
+    d = tmp_path / "1.1"
+    d.mkdir()
+    if cfg is not None:
+        (d / "config").write_text(json.dumps(cfg))
+    return Launcher(theirs), str(d)
+
+
+def batch_config(tmp_path: Path, **more: object) -> dict[str, object]:
+    return {"job_id": 1, "task_id": 1, "uid": os.getuid(), "gid": os.getgid(), "cwd": str(tmp_path),
+            "stdout_path": "/dev/null", "stderr_path": "/dev/null", "stdin_path": "/dev/null", "merge": True,
+            "shell": "/bin/sh", "binary": True, "command": "true", "args": [], "env": {"PATH": "/bin"}, **more}
+
+
+@pytest.mark.parametrize("case", ["interactive", "no config", "a NUL in the environment"])
+def test_the_launcher_leaves_to_the_python_shepherd_what_the_c_one_cannot_run(tmp_path: Path, case: str) -> None:
+    """An interactive job (its relay is the Python shepherd's), a config the
+    plan cannot be made of (the Python shepherd reports what is wrong with
+    it), a string no exec takes: no C shepherd is started (None: fork)."""
+    from minisge.execd import shepherd_plan
+
+    cfg: dict[str, object] | None = {
+        "interactive": batch_config(tmp_path, interactive={"port": "h:1"}),
+        "no config": None,
+        "a NUL in the environment": batch_config(tmp_path, env={"PATH": "/bin", "X": "a\0b"}),
+    }[case]
+    launcher, d = launcher_on(tmp_path, cfg)
+    launcher.binary = shepherd_plan.BINARY  # type: ignore[attr-defined]
+    assert launcher.spawn_c_shepherd(d, 1, -1, []) is None  # type: ignore[attr-defined]
+    assert not os.path.exists(os.path.join(d, "exit_status"))
+
+
+def test_a_plan_the_c_shepherd_cannot_read_leaves_the_task_lost_and_says_why(tmp_path: Path) -> None:
+    """A plan it cannot read (a bug of ours, never the job's): the C shepherd
+    starts nothing, writes ``shepherd_error`` and exits 1; no end marker, so
+    the execd reports the task as lost (failed 19), as with the Python one."""
+    from minisge.execd import launcher, shepherd_plan
+
+    if shepherd_plan.binary() is None:
+        pytest.skip("the C shepherd was not built (no C compiler at install)")
+    d = tmp_path / "1.1"
+    d.mkdir()
+    for plan in (b"dir=" + str(d).encode() + b"\0no such key=1\0", b"dir=" + str(d).encode() + b"\0step=job\0",
+                 b"no NUL at the end"):
+        fd = task_dir.create_pid_file(str(d))
+        pid = launcher.spawn_shepherd(shepherd_plan.BINARY, 1, fd, plan, [])
+        os.close(fd)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 1
+        assert Path(d, "pid").read_text() == f"{pid}\n"
+        assert not Path(d, "exit_status").exists() and not Path(d, "job_pid").exists()
+        assert task_dir.end_report(str(d), False)["failed"] == 19
+        if plan.endswith(b"\0"):  # its directory known: it says why
+            assert Path(d, "shepherd_error").read_text() == "sge_shepherd: cannot read the run plan\n"
+        for name in ("pid", "shepherd_error", "exit_status"):  # end_report wrote the lost state down
+            Path(d, name).unlink(missing_ok=True)
