@@ -182,20 +182,24 @@ def test_a_tasks_pid_file_is_claimed_once(tmp_path: Path) -> None:
 
 def _ended_task_dir(d: Path) -> None:
     d.mkdir()
-    for name, text in (("config", "{}"), ("pid", "5\n"), ("job_pid", "6\n"), ("usage", "exit_status=0\n"),
-                       ("exit_status", "0 0 0\n"), ("error", "x\n"), ("pe_hostfile", "h 1\n")):
+    # longer than what the next task writes: nothing of it may be left after the new content
+    for name, text in (("config", '{"job_id": 5, "env": {}}'), ("pid", "5555\n"), ("job_pid", "66666\n"),
+                       ("usage", "exit_status=0\nsignal=0\n"), ("exit_status", "100 137 9\n"), ("error", "x\n"),
+                       ("pe_hostfile", "h 1\n")):
         (d / name).write_text(text)
 
 
-def test_a_recycled_task_directory_holds_empty_spares_alone(tmp_path: Path) -> None:
+def test_a_recycled_task_directory_holds_its_spares_alone_the_pid_one_empty(tmp_path: Path) -> None:
+    """Each spare keeps its inode and its blocks (no discard for the disk),
+    but the pid file's: an empty ``pid`` is a claim not yet written."""
     d = tmp_path / "5.1"
     _ended_task_dir(d)
-    inodes = {name: os.stat(d / name).st_ino for name in task_dir.SPARES}
+    before = {name: os.stat(d / name) for name in task_dir.SPARES}
     assert task_dir.recycle(str(d))
     assert sorted(os.listdir(d)) == sorted(task_dir.SPARE_NAMES)
     for name, spare in task_dir.SPARES.items():
         st = os.stat(d / spare)
-        assert (st.st_ino, st.st_size) == (inodes[name], 0)
+        assert (st.st_ino, st.st_size) == (before[name].st_ino, 0 if name == "pid" else before[name].st_size)
     # a second name (a crash between the pid file's link and its spare's unlink) is not kept
     os.link(d / task_dir.SPARES["pid"], d / "pid")
     assert task_dir.recycle(str(d))
@@ -227,6 +231,9 @@ def test_a_recycled_directorys_files_are_its_spares_and_appear_whole(tmp_path: P
     assert {name: os.stat(d / name).st_ino for name in task_dir.SPARES} == spares
     assert task_dir.read_config(str(d)) == {"job_id": 6} and os.stat(d / "config").st_mode & 0o777 == 0o600
     assert task_dir.read_int(str(d / "pid")) == 42 and task_dir.read_int(str(d / "job_pid")) == 43
+    # each file holds what was written into its spare, no byte of the old content after it
+    assert (d / "job_pid").read_text() == "43\n" and (d / "pid").read_text() == "42\n"
+    assert (d / "usage").read_text() == "exit_status=3\n" and (d / "exit_status").read_text() == "0 3 0\n"
     report = task_dir.read_results(str(d))
     assert (report["failed"], report["exit_status"]) == (0, 3)
 

@@ -318,10 +318,20 @@ static int write_all(int fd, const char *data, size_t len) {
     return 0;
 }
 
-/* the spare of a task file in a recycled directory (task_dir.py:SPARES) */
+/* the spare of a task file in a recycled directory (task_dir.py:SPARES),
+ * its old content overwritten and cut, never emptied first (task_dir.py) */
 static int open_spare(const char *name, char *spare, size_t size) {
     snprintf(spare, size, "%s/.spare-%s", plan.dir, name);
-    return open(spare, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+    return open(spare, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* task_dir.py:write_fd: from the start, cut to the text */
+static int write_fd(int fd, const char *text) {
+    size_t len = strlen(text);
+    fchmod(fd, 0644);
+    int rc = pwrite(fd, text, len, 0) == (ssize_t)len && ftruncate(fd, (off_t)len) == 0 ? 0 : -1;
+    close(fd);
+    return rc;
 }
 
 static int has_spare(const char *name) {
@@ -339,10 +349,8 @@ static int write_file(const char *name, const char *text) {
     if (fd < 0) {
         return -1;
     }
-    fchmod(fd, 0644);
-    int rc = write_all(fd, text, strlen(text));
-    close(fd);
-    if (spare[0] && rename(spare, path_of(name)) < 0) {
+    int rc = write_fd(fd, text);
+    if (rc == 0 && spare[0] && rename(spare, path_of(name)) < 0) {
         return -1;
     }
     return rc;
@@ -359,9 +367,7 @@ static int write_marker(const char *name, const char *text) {
     if (fd < 0) {
         return -1;
     }
-    fchmod(fd, 0644);
-    int rc = write_all(fd, text, strlen(text));
-    close(fd);
+    int rc = write_fd(fd, text);
     if (rc == 0 && rename(tmp, path_of(name)) < 0) {
         return -1;
     }
