@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -335,3 +336,61 @@ def test_a_plan_the_c_shepherd_cannot_read_leaves_the_task_lost_and_says_why(tmp
             assert Path(d, "shepherd_error").read_text() == "sge_shepherd: cannot read the run plan\n"
         for name in ("pid", "shepherd_error", "exit_status"):  # end_report wrote the lost state down
             Path(d, name).unlink(missing_ok=True)
+
+
+def test_the_c_shepherd_holds_the_descriptors_it_is_given_and_its_job_none_of_them(tmp_path: Path) -> None:
+    """A PE task's shepherd keeps the write ends of its output FIFOs (the
+    launcher hands them over as descriptors 5..): its job does not get
+    them, and nothing else of the launcher reaches either (an inheritable
+    descriptor of the launcher's included)."""
+    from minisge.execd import launcher, shepherd_plan
+
+    if shepherd_plan.binary() is None:
+        pytest.skip("the C shepherd was not built (no C compiler at install)")
+    d = tmp_path / "1.1"
+    d.mkdir()
+    out = tmp_path / "out"
+    cfg = batch_config(tmp_path, command="ls /proc/self/fd; sleep 1", stdout_path=str(out), stderr_path=str(out))
+    plan = shepherd_plan.plan(str(d), cfg)
+    assert plan is not None
+    r, w = os.pipe()
+    stray = os.open(os.devnull, os.O_RDONLY)
+    os.set_inheritable(stray, True)
+    fd = task_dir.create_pid_file(str(d))
+    try:
+        pid = launcher.spawn_shepherd(shepherd_plan.BINARY, 1, fd, plan, [w])
+    finally:
+        os.close(fd)
+        os.close(w)
+        os.close(stray)
+    try:
+        deadline = time.monotonic() + 10
+        while not (d / "job_pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+        def held_now() -> tuple[dict[int, str], set[int]]:
+            held = {}
+            for n in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    held[int(n)] = os.readlink(f"/proc/{pid}/fd/{n}")
+                except FileNotFoundError:
+                    pass
+            # the room of its usage and end marker, reserved, besides
+            return held, {n for n, t in held.items() if n > 2 and n != 5 and not t.startswith(f"{d}/")}
+
+        # its pipe from the job's child, which tells it of a failed exec, lasts until the exec
+        # (job_pid is written before): what the launcher left it never goes
+        held, others = held_now()
+        while others and time.monotonic() < deadline:
+            time.sleep(0.01)
+            held, others = held_now()
+        assert held[5].startswith("pipe:") and not others, {n: held[n] for n in others}
+        assert all(held[n] == "/dev/null" for n in (0, 1, 2)), held
+        os.set_blocking(r, False)
+        with pytest.raises(BlockingIOError):  # the write end still held: no EOF
+            os.read(r, 1)
+    finally:
+        os.waitpid(pid, 0)
+    assert os.read(r, 1) == b""  # the shepherd gone: EOF
+    os.close(r)
+    assert sorted(int(n) for n in out.read_text().split()) == [0, 1, 2, 3]  # ls's own directory is 3

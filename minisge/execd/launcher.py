@@ -144,7 +144,7 @@ def spawn_shepherd(binary: str, job_id: int, pid_fd: int, plan: bytes, keep: Seq
     memfd = os.memfd_create("sge_shepherd-plan", os.MFD_CLOEXEC)
     high: list[int] = []
     try:
-        view = memoryview(plan)
+        view = memoryview(plan + f"keep={len(keep)}\0".encode())
         while view:
             view = view[os.write(memfd, view):]
         os.lseek(memfd, 0, os.SEEK_SET)
@@ -266,6 +266,8 @@ class Launcher:
                         continue
                     except OSError:
                         data, fds = b"", []
+                    for fd in fds:  # received inheritable: a spawned shepherd gets the copies it is given alone
+                        os.set_inheritable(fd, False)
                     if not data:
                         return
                     try:

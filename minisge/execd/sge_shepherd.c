@@ -102,6 +102,7 @@ static const char *STEP_NAMES[NSTEPS] = {"prolog", "pe_start", "job", "pe_stop",
 
 static struct {
     const char *dir;
+    int keep;  /* descriptors 5.. the launcher gave to be kept (spawn_shepherd) */
     int pe, pe_task;
     int state_before_job, state_no_cwd, state_open_output, state_no_shell, state_before_prolog, state_before_pestart;
     step_t steps[NSTEPS];
@@ -208,6 +209,8 @@ static int read_plan(void) {
                 plan.state_no_shell = (int)number(v);
             } else if (!strcmp(k, "state_before_prolog")) {
                 plan.state_before_prolog = (int)number(v);
+            } else if (!strcmp(k, "keep")) {
+                plan.keep = (int)number(v);
             } else if (!strcmp(k, "state_before_pestart")) {
                 plan.state_before_pestart = (int)number(v);
             } else {
@@ -737,6 +740,9 @@ static int run_procedure(int which) {
     step_t run = *s;
     run.env.v = with_exit_stat(s);
     before_job = which == PROLOG || which == PE_START;
+    if (before_job && signalled()) {
+        return s->state_failed;  /* a qdel before it started: as if it was killed at once */
+    }
     struct rusage ru;
     char setup_error[1100];
     int status = spawn(&run, procedure_started, &ru, setup_error, sizeof setup_error);
@@ -860,12 +866,6 @@ int main(void) {
     snprintf(pid, sizeof pid, "%d\n", (int)getpid());
     write_all(PID_FD, pid, strlen(pid));  /* a full disk: it runs without (a recovering execd counts it lost) */
     close(PID_FD);
-    for (int fd = FIRST_KEPT_FD; fd < FIRST_KEPT_FD + 16; fd++) {
-        int flags = fcntl(fd, F_GETFD);
-        if (flags >= 0) {
-            fcntl(fd, F_SETFD, flags | FD_CLOEXEC);  /* the shepherd's own; its children must not get them */
-        }
-    }
     setsid();
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
@@ -875,6 +875,15 @@ int main(void) {
     is_root = getuid() == 0;
     if (read_plan() < 0) {
         crash("cannot read the run plan");
+    }
+    for (int fd = FIRST_KEPT_FD; fd < FIRST_KEPT_FD + plan.keep; fd++) {
+        fcntl(fd, F_SETFD, FD_CLOEXEC);  /* the shepherd's own; its children must not get them */
+    }
+    /* nothing else of the launcher's */
+    if (close_range((unsigned)(FIRST_KEPT_FD + plan.keep), ~0U, 0) < 0) {
+        for (int fd = FIRST_KEPT_FD + plan.keep; fd < 65536; fd++) {
+            close(fd);
+        }
     }
     run_sequence();
     finish();

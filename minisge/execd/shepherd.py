@@ -592,6 +592,8 @@ class Shepherd:
         if self.job_status is not None:  # after the job: PE stop and epilog (submit(1))
             child.env["SGE_JOBEXIT_STAT"] = str(self.job_status)
         before_job = name in BEFORE_JOB
+        if before_job and self.signalled():  # a qdel before it started: as if it was killed at once
+            return states.failed
         status, _, setup_error = self.spawn(child, lambda pid: self.procedure_started(pid, before_job))
         try:
             os.unlink(self.path("proc_pid"))
