@@ -514,7 +514,9 @@ static _Noreturn void exec_child(const step_t *s, int pipe_w) {
         cpu_set_t set;
         CPU_ZERO(&set);
         for (size_t i = 0; i < s->ncpus; i++) {
-            CPU_SET(s->cpus[i], &set);
+            if (s->cpus[i] >= 0 && s->cpus[i] < CPU_SETSIZE) {
+                CPU_SET(s->cpus[i], &set);
+            }
         }
         if (sched_setaffinity(0, sizeof set, &set) < 0) {
             child_failed(s, stage, errno, "", pipe_w);
