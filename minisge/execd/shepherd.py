@@ -1,9 +1,15 @@
 """The shepherd: the per-job agent between the execd and the job.
 
 Grid Engine's sge_shepherd(8) runs as a process of its own per job, so a job
-outlives an execd restart.  minisge keeps that property without paying an
-interpreter start per job: the execd's shepherd launcher (a small process
-of its own, :mod:`minisge.execd.launcher`) *forks* the shepherd, which
+outlives an execd restart.  A batch task's shepherd is the C one,
+``sge_shepherd.c``, where setup.py could build it: it runs a plan made here
+(:meth:`Shepherd.procedure_child`, :meth:`Shepherd.job_child`, through
+:mod:`minisge.execd.shepherd_plan`) and does what this module does, file for
+file (tests/test_shepherd.py runs every case with both).  This one is the
+shepherd of an interactive job, and of every task where no C compiler
+built the other.  It does not pay an interpreter start per job: the
+execd's shepherd launcher (a small process of its own,
+:mod:`minisge.execd.launcher`) *forks* the shepherd, which
 calls ``setsid`` and runs, as sge_shepherd(8) does, up to five children one
 after the other: the queue's **prolog**, the PE's **start procedure**, the
 **job**, the PE's **stop procedure** and the **epilog** (a PE task's
