@@ -20,10 +20,11 @@ SGE_ROOT, ``qsub -t 1-N -b y /bin/true``, from the submit to the last
 accounting record; ``--runs`` arrays one after the other, the median printed
 with the machine's load, and the CPU time per task of each part from
 /proc/PID/stat: the daemon (and of that, its system time: its system calls),
-the shepherd launcher (its own: the forks), and the shepherds with their
-jobs (the launcher's reaped children); and the page faults per task of the
-launcher and of its children, a figure the machine's other load does not
-move (most are the pages a fork shares and a write then copies).
+the shepherd launcher (its own: the forks of Python shepherds), and the
+shepherds with their jobs (the reaped children of the daemon, which spawns
+the C shepherds, and of the launcher); and the page faults per task of the
+launcher and of the shepherds with their jobs, a figure the machine's other
+load does not move (most are the pages a fork shares and a write then copies).
 
     python bench/bench_array.py [--tasks 75000] [--slots 4]
     python bench/bench_array.py --cell [--tasks 1000] [--runs 5] [--slots 2]
@@ -189,7 +190,8 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             load = open("/proc/loadavg").read().split()[0]
             base = records(acct)
             launcher = launcher_pid(daemon)
-            d0 = cpu_ticks(daemon)[0]
+            d0, dc0 = cpu_ticks(daemon)
+            df0 = faults(daemon)[1]
             s0 = system_ticks(daemon)
             l0 = cpu_ticks(launcher) if launcher else (0, 0)
             f0 = faults(launcher) if launcher else (0, 0)
@@ -199,12 +201,15 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             t1 = wait_records(acct, base + tasks)
             rates.append(tasks / (t1 - t0))
             time.sleep(0.2)  # the last shepherds reaped by the launcher
-            d1 = cpu_ticks(daemon)[0]
+            d1, dc1 = cpu_ticks(daemon)
+            df1 = faults(daemon)[1]
             s1 = system_ticks(daemon)
             l1 = cpu_ticks(launcher) if launcher else (0, 0)
             f1 = faults(launcher) if launcher else (0, 0)
-            cpu = ((d1 - d0) * tick_ms / tasks, (l1[0] - l0[0]) * tick_ms / tasks, (l1[1] - l0[1]) * tick_ms / tasks,
-                   (s1 - s0) * tick_ms / tasks, (f1[0] - f0[0]) / tasks, (f1[1] - f0[1]) / tasks)
+            # the shepherds are the daemon's children (the C one, spawned) or the launcher's (forked)
+            cpu = ((d1 - d0) * tick_ms / tasks, (l1[0] - l0[0]) * tick_ms / tasks,
+                   (l1[1] - l0[1] + dc1 - dc0) * tick_ms / tasks, (s1 - s0) * tick_ms / tasks,
+                   (f1[0] - f0[0]) / tasks, (f1[1] - f0[1] + df1 - df0) / tasks)
             cpus.append(cpu)
             print(f"run {i + 1}: {tasks}-task array of /bin/true, submit to last accounting record "
                   f"{t1 - t0:6.2f} s  {rates[-1]:7.1f} tasks/s  (load {load}); CPU per task: daemon {cpu[0]:.2f} ms "

@@ -46,8 +46,10 @@ import trio
 
 from minisge.cell import Cell
 from minisge.execd import mail as execd_mail
+from minisge.execd import shepherd_plan
 from minisge.execd.execd_params import ExecdParams
 from minisge.execd.job_control import ExecdJobControl
+from minisge.execd.launcher import spawn_shepherd
 from minisge.execd.launcher_link import LauncherError, ShepherdLauncher, TaskClaimed
 from minisge.execd.limit_watch import LimitWatch
 from minisge.execd.load import LoadReader, read_cores
@@ -60,6 +62,7 @@ from minisge.execd.task_dir import (
     RunningTask,
     TaskKey,
     claim,
+    create_pid_file,
     end_report,
     has_ended,
     is_kept,
@@ -135,6 +138,7 @@ class Execd:
         self.configs: dict[TaskKey, dict[str, Any]] = {}  # the configs start wrote, until watch has them
         self.unwritten_ends: dict[TaskKey, dict[str, Any]] = {}  # ends whose marker a full disk kept off
         self.launcher = ShepherdLauncher()
+        self.c_shepherd = shepherd_plan.binary()  # a batch task's shepherd, spawned here (None: the launcher's)
         self.limit_watch = LimitWatch()
         self.job_control = ExecdJobControl(self.job_dir)
         self.pe_tasks = ExecdPeTasks(cell, host, self.spool, report, self.limit_watch, self.launcher,
@@ -414,12 +418,41 @@ class Execd:
             self.running[key] = task
             self.start_watch(key, task, launch=False)
 
-    async def launch(self, key: TaskKey, task: RunningTask) -> bool:
-        """Have the launcher fork the task's shepherd; False when none was
-        started (then its end is reported: failed 2, to be re-queued)."""
+    def spawn_c_shepherd(self, key: TaskKey, task: RunningTask, cfg: dict[str, Any]) -> bool:
+        """Start the C shepherd of a batch task, the execd's own child
+        (posix_spawn: nothing of the daemon is copied, and the shepherd
+        closes every descriptor it was not given), its ``pid`` file claimed
+        first as the launcher claims it; False when the launcher is to start
+        the task's shepherd instead (no C shepherd, an interactive job, or
+        it could not be started: said once in the log)."""
+        plan = shepherd_plan.plan(task.dir, cfg) if self.c_shepherd is not None else None
+        if plan is None or self.c_shepherd is None:
+            return False
+        try:
+            pid_fd = create_pid_file(task.dir)
+        except OSError:
+            return False  # claimed meanwhile, or no room: the launcher's way tells which
+        try:
+            task.pid = spawn_shepherd(self.c_shepherd, key[0], pid_fd, plan, ())
+        except OSError as e:
+            log.error("cannot start the C shepherd %s (%s): the launcher starts the shepherds", self.c_shepherd, e)
+            self.c_shepherd = None
+            os.unlink(os.path.join(task.dir, PID_FILE))  # not started after all
+            return False
+        finally:
+            os.close(pid_fd)
+        task.spawned = True
+        return True
+
+    async def launch(self, key: TaskKey, task: RunningTask, cfg: dict[str, Any] | None = None) -> bool:
+        """Start the task's shepherd: the C one spawned here, else the
+        launcher's; False when none was started (then its end is reported:
+        failed 2, to be re-queued)."""
         self.launches += 1
         if self.launches == self.crash_at:  # CRASH_HOOK: tests of the crash window only
             os.kill(os.getpid(), signal.SIGKILL)
+        if cfg is not None and self.spawn_c_shepherd(key, task, cfg):
+            return True
         try:
             task.pid = await self.launcher.fork(task.dir, key[0])
             return True
@@ -442,16 +475,18 @@ class Execd:
         (applying the limits the execd watches), then report the end to the
         qmaster; trouble with the task's files is retried, never raised."""
         cfg = self.configs.pop(key, None)
-        if launch and not await self.launch(key, task):
+        if launch and not await self.launch(key, task, cfg):
             return
         if cfg is None:  # a recovered task's
             cfg = self.task_config(task.dir)
         if launch:
             self.send_mails(cfg, execd_mail.start_mails(cfg, self.host))
         sampled, died_through_signal = None, False
-        if not has_ended(task.dir):
+        if task.spawned:  # its own child: followed to its end and reaped, ended or not
+            sampled, died_through_signal = await self.limit_watch.follow(task, f"job {key[0]}.{key[1]}", reap=True)
+        elif not has_ended(task.dir):
             sampled, _ = await self.limit_watch.follow(task, f"job {key[0]}.{key[1]}", reap=False)
-        if launch and task.pid is not None:  # the launcher saw how it ended
+        if launch and task.pid is not None and not task.spawned:  # the launcher saw how it ended
             status = await self.launcher.exit_status(task.pid)
             died_through_signal = status is not None and os.WIFSIGNALED(status)
         report = await self.read_end(key, task.dir, died_through_signal, cfg or None)

@@ -3,8 +3,9 @@
  * The shepherd of a batch task (sge_shepherd(8)) as the Python shepherd,
  * minisge/execd/shepherd.py, runs it: the same files, states, messages and
  * exit-code rules, for a fraction of its cost (no interpreter image to fork
- * and copy).  The shepherd launcher (minisge/execd/launcher.py) starts it
- * with posix_spawn for every task but an interactive one:
+ * and copy).  The execd (execd.py:Execd.spawn_c_shepherd) or, for a PE task,
+ * the shepherd launcher starts it with posix_spawn (launcher.py:spawn_shepherd)
+ * for every task but an interactive one:
  *
  *     argv:  sge_shepherd-JOBID -bg          (what ps shows, as 8.1.9's)
  *     fd 0-2 /dev/null

@@ -3,8 +3,9 @@
 A batch task's shepherd is ``sge_shepherd``, a small C program, when it was
 built (``setup.py``; a host without a C compiler runs the Python shepherd,
 :mod:`minisge.execd.shepherd`, for every task, as an interactive job's
-always does).  It does not read the JSON config: the shepherd launcher
-hands it this plan, made here with the Python shepherd's own functions, so
+always does).  It does not read the JSON config: the execd (or, for a PE
+task, the shepherd launcher) hands it this plan, made here with the Python
+shepherd's own functions, so
 that each rule keeps its one home: what each child runs and how
 (:meth:`minisge.execd.shepherd.Shepherd.procedure_child`,
 :meth:`~minisge.execd.shepherd.Shepherd.job_child`: argv, environment, ids,

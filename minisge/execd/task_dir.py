@@ -81,7 +81,8 @@ class RunningTask:
     A plain class (no attrs): this module is imported by the shepherd
     launcher, whose every page each fork copies."""
 
-    __slots__ = ("dir", "pid", "limits", "host_slots", "h_rt", "started", "tmpdir", "stopped", "job_id", "cpus")
+    __slots__ = ("dir", "pid", "limits", "host_slots", "h_rt", "started", "tmpdir", "stopped", "job_id", "cpus",
+                 "spawned")
 
     def __init__(self, dir: str, pid: int | None, limits: dict[str, float] | None = None, host_slots: int = 1,
                  h_rt: float | None = None, started: float | None = None, tmpdir: str | None = None,
@@ -96,6 +97,7 @@ class RunningTask:
         self.stopped = stopped  # suspended (a PE task follows its job)
         self.job_id = job_id  # for the shepherd's process title
         self.cpus = cpus  # the processors its -binding took (no other job is bound to them)
+        self.spawned = False  # its shepherd is the execd's own child (the C one, spawned), reaped by it
 
     def __repr__(self) -> str:
         return f"RunningTask(dir={self.dir!r}, pid={self.pid!r})"

@@ -20,6 +20,8 @@ import subprocess
 import pytest
 from cellutil import Cell, kill_cell_processes, process_gone, script, set_queue, user_cell_fixtures
 
+from minisge.execd import shepherd_plan
+
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="creates users and runs jobs as them: root only")
 
 USER = "msgeuser1"
@@ -207,6 +209,10 @@ def test_a_shepherd_and_its_job_hold_nothing_of_the_daemon(cell, user):
         assert f.read().rstrip(b"\0").replace(b"\0", b" ") == f"sge_shepherd-{job} -bg".encode()
     with open(f"/proc/{shepherd}/comm", "rb") as f:
         assert f.read() == b"sge_shepherd\n"
+    if shepherd_plan.binary() is not None:  # the C one, spawned by the execd itself: its child
+        assert os.path.realpath(f"/proc/{shepherd}/exe") == shepherd_plan.BINARY
+        with open(f"/proc/{shepherd}/stat") as f:
+            assert int(f.read().rsplit(")", 1)[1].split()[1]) == cell.daemon_pid()
     release_job(release)
     assert cell.wait_records(job)[0][FAILED] == "0"
 
