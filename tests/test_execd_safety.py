@@ -394,3 +394,37 @@ def test_the_c_shepherd_holds_the_descriptors_it_is_given_and_its_job_none_of_th
     assert os.read(r, 1) == b""  # the shepherd gone: EOF
     os.close(r)
     assert sorted(int(n) for n in out.read_text().split()) == [0, 1, 2, 3]  # ls's own directory is 3
+
+
+@pytest.mark.parametrize("spare", [False, True])
+def test_a_c_shepherd_the_execd_spawned_claims_its_task_itself_and_runs_no_claimed_one(tmp_path: Path,
+                                                                                      spare: bool) -> None:
+    """The execd's spawn gives no pid file: the shepherd creates it
+    exclusively (a recycled directory's spare linked, or a new file), so an
+    execd killed before the spawn leaves the task unclaimed for its
+    recovery to start again.  A task claimed meanwhile (by that recovery)
+    is not run."""
+    from minisge.execd import launcher, shepherd_plan
+
+    if shepherd_plan.binary() is None:
+        pytest.skip("the C shepherd was not built (no C compiler at install)")
+    for claimed in (False, True):
+        d = tmp_path / f"{int(claimed)}.1"
+        d.mkdir()
+        if spare:
+            (d / task_dir.SPARES["pid"]).write_text("")
+        if claimed:
+            assert task_dir.claim(str(d))
+        out = tmp_path / f"out{int(claimed)}"
+        plan = shepherd_plan.plan(str(d), batch_config(tmp_path, command="echo ran", stdout_path=str(out),
+                                                       stderr_path=str(out)))
+        assert plan is not None
+        pid = launcher.spawn_shepherd(shepherd_plan.BINARY, 1, None, plan, [])
+        _, status = os.waitpid(pid, 0)
+        if claimed:
+            assert os.WEXITSTATUS(status) == 1 and not out.exists() and (d / "pid").read_text() == ""
+            assert not (d / "exit_status").exists()
+        else:
+            assert status == 0 and out.read_text() == "ran\n" and (d / "pid").read_text() == f"{pid}\n"
+            assert (d / "exit_status").read_text() == "0 0 0\n"
+            assert not (d / task_dir.SPARES["pid"]).exists()

@@ -62,7 +62,6 @@ from minisge.execd.task_dir import (
     RunningTask,
     TaskKey,
     claim,
-    create_pid_file,
     end_report,
     has_ended,
     is_kept,
@@ -421,26 +420,22 @@ class Execd:
     def spawn_c_shepherd(self, key: TaskKey, task: RunningTask, cfg: dict[str, Any]) -> bool:
         """Start the C shepherd of a batch task, the execd's own child
         (posix_spawn: nothing of the daemon is copied, and the shepherd
-        closes every descriptor it was not given), its ``pid`` file claimed
-        first as the launcher claims it; False when the launcher is to start
-        the task's shepherd instead (no C shepherd, an interactive job, or
-        it could not be started: said once in the log)."""
+        closes every descriptor it was not given); the shepherd claims the
+        task's ``pid`` file itself, so that this execd killed before the
+        spawn leaves the task unclaimed (a recovering execd starts it
+        again), and killed after it, a shepherd that runs it.  False when
+        the launcher is to start the task's shepherd instead (no C
+        shepherd, an interactive job, or it could not be started: said once
+        in the log)."""
         plan = shepherd_plan.plan(task.dir, cfg) if self.c_shepherd is not None else None
         if plan is None or self.c_shepherd is None:
             return False
         try:
-            pid_fd = create_pid_file(task.dir)
-        except OSError:
-            return False  # claimed meanwhile, or no room: the launcher's way tells which
-        try:
-            task.pid = spawn_shepherd(self.c_shepherd, key[0], pid_fd, plan, ())
+            task.pid = spawn_shepherd(self.c_shepherd, key[0], None, plan, ())
         except OSError as e:
             log.error("cannot start the C shepherd %s (%s): the launcher starts the shepherds", self.c_shepherd, e)
             self.c_shepherd = None
-            os.unlink(os.path.join(task.dir, PID_FILE))  # not started after all
             return False
-        finally:
-            os.close(pid_fd)
         task.spawned = True
         return True
 

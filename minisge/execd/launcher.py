@@ -137,22 +137,29 @@ def become_shepherd(task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int]
     shepherd.run(task_dir)
 
 
-def spawn_shepherd(binary: str, job_id: int, pid_fd: int, plan: bytes, keep: Sequence[int]) -> int:
+def spawn_shepherd(binary: str, job_id: int, pid_fd: int | None, plan: bytes, keep: Sequence[int]) -> int:
     """posix_spawn the C shepherd (``sge_shepherd.c``, its descriptors:
     0-2 /dev/null, 3 the ``pid`` file, 4 the plan in a memfd, 5.. ``keep``),
-    in a session of its own, named as 8.1.9's: ``sge_shepherd-JOBID -bg``."""
+    in a session of its own, named as 8.1.9's: ``sge_shepherd-JOBID -bg``.
+    With no ``pid_fd`` the shepherd claims the task itself (the execd's
+    way: a claim made before the spawn would outlive an execd killed in
+    between, and its task would be counted lost instead of started again)."""
     memfd = os.memfd_create("sge_shepherd-plan", os.MFD_CLOEXEC)
     high: list[int] = []
     try:
-        view = memoryview(plan + f"keep={len(keep)}\0".encode())
+        view = memoryview(plan + f"keep={len(keep)}\0claim={int(pid_fd is None)}\0".encode())
         while view:
             view = view[os.write(memfd, view):]
         os.lseek(memfd, 0, os.SEEK_SET)
         # above every target first: no dup2 overwrites a source not yet copied
-        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in (pid_fd, memfd, *keep)]
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in (memfd, *keep)]
         actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDWR, 0),
                                           (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)]
-        actions += [(os.POSIX_SPAWN_DUP2, fd, 3 + i) for i, fd in enumerate(high)]
+        if pid_fd is None:
+            actions.append((os.POSIX_SPAWN_DUP2, 0, 3))
+        else:
+            high.insert(0, fcntl.fcntl(pid_fd, fcntl.F_DUPFD_CLOEXEC, 64))
+        actions += [(os.POSIX_SPAWN_DUP2, fd, 3 + i + (pid_fd is None)) for i, fd in enumerate(high)]
         # the execd's environment, as 8.1.9's shepherd has it (its children's is in the plan)
         return os.posix_spawn(binary, [f"sge_shepherd-{job_id}", "-bg"], os.environ, file_actions=actions, setsid=True,
                               setsigdef=(signal.SIGCHLD, signal.SIGINT, signal.SIGPIPE), setsigmask=())

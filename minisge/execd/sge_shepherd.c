@@ -10,7 +10,12 @@
  *     argv:  sge_shepherd-JOBID -bg          (what ps shows, as 8.1.9's)
  *     fd 0-2 /dev/null
  *     fd 3   the task's pid file, created by the launcher (the claim): the
- *            shepherd writes its pid into it and closes it
+ *            shepherd writes its pid into it and closes it; or, started by
+ *            the execd (plan key claim=1), /dev/null: the shepherd claims
+ *            the task itself, creating the pid file exclusively as the
+ *            launcher does (task_dir.py:create_pid_file), so that an execd
+ *            killed between its spawn and the claim leaves a task a
+ *            recovering execd finds unclaimed and starts again
  *     fd 4   the run plan (minisge/execd/shepherd_plan.py), read whole
  *     fd 5.. descriptors the shepherd holds and its children must not get
  *            (a PE task's FIFO ends): kept, close-on-exec
@@ -104,6 +109,7 @@ static const char *STEP_NAMES[NSTEPS] = {"prolog", "pe_start", "job", "pe_stop",
 static struct {
     const char *dir;
     int keep;  /* descriptors 5.. the launcher gave to be kept (spawn_shepherd) */
+    int claim; /* the shepherd creates its pid file itself */
     int pe, pe_task;
     int state_before_job, state_no_cwd, state_open_output, state_no_shell, state_before_prolog, state_before_pestart;
     step_t steps[NSTEPS];
@@ -210,6 +216,8 @@ static int read_plan(void) {
                 plan.state_no_shell = (int)number(v);
             } else if (!strcmp(k, "state_before_prolog")) {
                 plan.state_before_prolog = (int)number(v);
+            } else if (!strcmp(k, "claim")) {
+                plan.claim = (int)number(v);
             } else if (!strcmp(k, "keep")) {
                 plan.keep = (int)number(v);
             } else if (!strcmp(k, "state_before_pestart")) {
@@ -864,11 +872,41 @@ static _Noreturn void crash(const char *why) {
     _exit(1);
 }
 
+/* task_dir.py:create_pid_file: the spare linked to the name (exclusive, as
+ * O_EXCL is), else a new file; -1 when the task is claimed already */
+static int claim_task(void) {
+    char spare[4200];
+    int fd = open_spare("pid", spare, sizeof spare);
+    if (fd >= 0) {
+        if (link(spare, path_of("pid")) < 0) {
+            close(fd);
+            return -1;
+        }
+        unlink(spare);
+        fchmod(fd, 0644);
+        if (ftruncate(fd, 0) < 0) {
+            close(fd);
+            return -1;
+        }
+        return fd;
+    }
+    return open(path_of("pid"), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
 int main(void) {
     char pid[32];
     snprintf(pid, sizeof pid, "%d\n", (int)getpid());
-    write_all(PID_FD, pid, strlen(pid));  /* a full disk: it runs without (a recovering execd counts it lost) */
-    close(PID_FD);
+    int plan_read = read_plan();
+    int pid_fd = PID_FD;
+    if (plan_read == 0 && plan.claim) {
+        close(PID_FD);
+        pid_fd = claim_task();
+        if (pid_fd < 0) {
+            _exit(1);  /* claimed meanwhile by a recovering execd: it starts the task again, or it did */
+        }
+    }
+    write_all(pid_fd, pid, strlen(pid));  /* a full disk: it runs without (a recovering execd counts it lost) */
+    close(pid_fd);
     setsid();
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
@@ -876,7 +914,7 @@ int main(void) {
     signal(SIGPIPE, SIG_IGN);
     signal(SIGCHLD, SIG_DFL);
     is_root = getuid() == 0;
-    if (read_plan() < 0) {
+    if (plan_read < 0) {
         crash("cannot read the run plan");
     }
     for (int fd = FIRST_KEPT_FD; fd < FIRST_KEPT_FD + plan.keep; fd++) {
