@@ -18,6 +18,7 @@ import functools
 import gc
 import itertools
 import logging
+import math
 import os
 import time
 import typing
@@ -272,10 +273,15 @@ class Qmaster:
         """Something happened that may let a job start: wake the scheduler."""
         self.wake_scheduler.set()
 
-    async def wait_changed(self) -> None:
-        """Wait until something changed (the scheduler loop), letting a burst
-        of changes gather into one pass."""
+    async def wait_changed(self, not_before: float = -math.inf) -> None:
+        """Wait until something changed (the scheduler loop), and no sooner
+        than ``not_before`` (trio's clock: the pause after the loop's last
+        pass), letting a burst of changes gather into one pass.  A change
+        that comes after ``not_before`` waits for no timer: a deadline that
+        expires costs trio a cancellation (an exception raised and caught)."""
         await self.wake_scheduler.wait()
+        if trio.current_time() < not_before:
+            await trio.sleep_until(not_before)  # the changes meanwhile gather too
         for _ in range(COALESCE_CHECKPOINTS):
             await trio.lowlevel.checkpoint()
         self.wake_scheduler = trio.Event()
