@@ -128,6 +128,7 @@ class Qmaster:
         self.accounting_sync = accounting_writer.AccountingSync(cell.accounting)
         self.acks_after: dict[tuple[int, int], int] = {}  # an end's acknowledgement: after this record is synced
         self.unsynced_acks: list[tuple[str, dict[str, Any]]] = []  # delivered after a flush, waiting for the sync
+        self.acks_tried_at = -1  # the accounting syncs made when the unsynced acks were last tried (held_acks)
         # the online usage of running tasks, by execd host, as its last load report had it
         self.online_usage: dict[str, dict[tuple[int, int], dict[str, Any]]] = {}
         # the components, each holding its own state
@@ -1192,8 +1193,7 @@ class Qmaster:
         acknowledgement of an end whose record is not yet synced waits for
         the sync (:meth:`send_synced_acks`), one whose job the spool did not
         take waits in the backlog."""
-        held, self.unsynced_acks = self.unsynced_acks, []
-        for host, msg in held + self.outbox.take():
+        for host, msg in self.held_acks() + self.outbox.take():
             if msg.get("op") == "ack_end":
                 await self.send_ack(host, msg)
             else:
@@ -1203,9 +1203,20 @@ class Qmaster:
         """The accounting syncer synced: the acknowledgements that waited for
         it go out now, without a pass (they were delivered once, after the
         flush that wrote their job)."""
-        held, self.unsynced_acks = self.unsynced_acks, []
-        for host, msg in held:
+        for host, msg in self.held_acks():
             await self.send_ack(host, msg)
+
+    def held_acks(self) -> list[tuple[str, dict[str, Any]]]:
+        """The acknowledgements that waited for a sync of the accounting file,
+        taken to be sent again (:meth:`send_ack`) when a sync was made since
+        they were last tried; none while no sync was (every one of them
+        would wait again: a stream of ends is not walked once a pass)."""
+        synced = self.accounting_sync.synced
+        if synced == self.acks_tried_at:
+            return []
+        self.acks_tried_at = synced
+        held, self.unsynced_acks = self.unsynced_acks, []
+        return held
 
     async def send_ack(self, host: str, msg: dict[str, Any]) -> None:
         key = (int(msg["job_id"]), int(msg["task_id"]))
