@@ -63,6 +63,9 @@ log = logging.getLogger("minisge.qmaster")
 _conv = cattrs.Converter()
 # Task.suspended_by, Job.ad_held: JSON lists in the spool
 _conv.register_unstructure_hook_func(lambda t: t is set or typing.get_origin(t) is set, sorted)
+# Job.spec: the request, JSON's own types as it came (checked at the qmaster's socket), written
+# as it is: cattrs would walk and copy it whole, value by value, at every write of the job
+_conv.register_unstructure_hook_func(lambda t: t == dict[str, Any], lambda spec: spec)
 # Job.pending: [[lo, hi, step], ...]; a spool of before the ranges has the ids
 _conv.register_unstructure_hook(RangeList, lambda r: [list(x) for x in r.ranges()])
 _conv.register_structure_hook(RangeList, lambda v, _t: RangeList.of_ids(v) if v and isinstance(v[0], int)
