@@ -261,7 +261,7 @@ class Qmaster:
         written at all.  ``sync=False`` for a task's end: written at once
         (qacct sees it before the task leaves qstat), synced with the
         pass's others by :meth:`flush`, before the end is acknowledged."""
-        if not self.config.global_conf.accounting:
+        if not self.config.accounting:
             return
         if record.arid and not record.ar_submission_time:  # accounting(5): the reservation's submission time
             record = record._replace(ar_submission_time=self.reservations.submission_time(record.arid))
