@@ -8,6 +8,7 @@ import pytest
 from catalogue_strategies import JSON, junk_message, valid_message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from qmaster_harness import small_qmaster
 
 from minisge.execd.qmaster_link import EXECD_OPS
 from minisge.formats import submit_options
@@ -285,6 +286,50 @@ def test_an_execd_report_as_the_execd_builds_it_is_valid():
     assert refused({"op": catalogue.REGISTER, "known": [[1, "1"]]}, EXECD).field == "known[0][1]"
     assert refused({"op": catalogue.TASK_END, "job_id": 1, "task_id": 1, "failed": "0", "usage": {}},
                    EXECD).field == "failed"
+
+
+class Recorder:
+    """An execd link that keeps what the qmaster sends it."""
+
+    def __init__(self, host: str):
+        self.host = host
+        self.sent: list[dict] = []
+
+    async def send(self, msg: dict) -> None:
+        self.sent.append(msg)
+
+
+@pytest.mark.parametrize("argv", [
+    ["-t", "1-3", "-b", "y", "-o", "/dev/null", "-j", "y", "/bin/true"],
+    ["-pe", "smp", "2", "-l", "h_rt=10,s_vmem=1G", "-V", "-v", "A=1", "-m", "bea", "-M", "u@h", "-N", "n",
+     "-b", "y", "/bin/true", "x"],
+    ["-N", "s", "-cwd", "-notify", "script.sh"],
+])
+async def test_the_messages_the_qmaster_sends_its_execd_are_valid(mem_tmp_path, argv):
+    # the all-in-one daemon hands them to its execd unchecked (minisge.daemon.allinone:InProcessExecd)
+    qm = small_qmaster(mem_tmp_path / "root", slots=4)
+    link = Recorder("h1")
+    qm.execds["h1"] = link
+    request = submit_options.parse_submission(argv, cwd="/tmp", env=ENV, home="/home/u", user="u", hostname="h",
+                                              read_file=read_script)
+    for key in ("sync", "sync_start", "terse", "warnings", "verify"):
+        request.pop(key, None)
+    job_id = qm.submit(request, 0, 0)["job_id"]
+    for job, task in qm.flush(qm.schedule()):
+        await qm.start_task(job, task)
+    starts = [m for m in link.sent if m["op"] == catalogue.START]
+    assert starts and {m["job_id"] for m in starts} == {job_id}
+    first = starts[0]
+    qm.task_finished({"op": catalogue.TASK_END, "job_id": job_id, "task_id": first["task_id"], "host": "h1",
+                      "failed": 0, "exit_status": 0, "signal": 0, "usage": {}, "dispatched": first["dispatched"]})
+    qm.ack_task_end("h1", job_id, first["task_id"])
+    qm.flush()
+    await qm.deliver()
+    await qm.delete([str(job_id)], 0)  # the running tasks' kills
+    ops = [m["op"] for m in link.sent]
+    assert catalogue.ACK_END in ops and (len(starts) == 1 or catalogue.TERMINATE in ops)
+    for msg in link.sent:
+        validate(msg, QMASTER)
 
 
 def test_a_relay_reply_must_carry_a_reply():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import trio
 from qmaster_harness import small_qmaster
 
 from minisge.qmaster.config_state import RequestError
@@ -76,3 +77,18 @@ async def test_changes_gather_into_one_wakeup_of_the_scheduler(qm):
     assert not qm.wake_scheduler.is_set()  # a new one, for the changes after this pass
     qm.changed()
     await qm.wait_changed()
+
+
+async def test_a_change_during_the_pause_after_a_pass_waits_for_its_end(qm, autojump_clock):
+    qm.changed()
+    not_before = trio.current_time() + 5.0  # a pass that took 5 s (scheduling.py:PASS_PAUSE)
+    await qm.wait_changed(not_before)
+    assert trio.current_time() >= not_before
+    assert not qm.wake_scheduler.is_set()
+
+
+async def test_a_change_after_the_pause_is_taken_at_once(qm, autojump_clock):
+    qm.changed()
+    before = trio.current_time()
+    await qm.wait_changed(before - 1.0)  # the pause is over
+    assert trio.current_time() == before  # no timer ran

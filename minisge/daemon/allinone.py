@@ -8,6 +8,7 @@ cancels it, and the execd's shepherds (own processes, see
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -16,7 +17,6 @@ import trio
 from minisge.cell import Cell
 from minisge.daemon.process import guarded, local_limits, remove_runtime_files, watch_signals, write_pid
 from minisge.execd.execd import Execd
-from minisge.protocol import catalogue
 from minisge.protocol import trio_streams as protocol_trio
 from minisge.qmaster.outbox import ExecdLink
 from minisge.qmaster.qmaster import Qmaster
@@ -27,21 +27,27 @@ log = logging.getLogger("minisge.daemon")
 
 
 class InProcessExecd(ExecdLink):
-    """The qmaster's link to an execd in the same process; its messages are
-    checked against the protocol catalogue as those that go over TCP are."""
+    """The qmaster's link to an execd in the same process.  Its messages
+    are handed over as they are, not checked against the protocol
+    catalogue: both ends are this process's own code, the data of every
+    message (a job's request included) was checked where it came in (a
+    command's request at the qmaster's socket), and a message never crosses
+    a process boundary here; what crosses a socket is checked on its way in
+    (the remote execd's ``qmaster_link.py``, the qmaster's ``execd_links.py``).
+    The execd's reports come the same way (``RequestHandler.handle_report``)."""
 
     def __init__(self, execd: Execd):
         self.execd = execd
         self.host = execd.host
-        self.dropped = protocol_trio.DropLog(log, "message to the execd")
 
     async def send(self, msg: dict[str, Any]) -> None:
-        try:
-            catalogue.validate(msg, catalogue.QMASTER)
-        except catalogue.Invalid as err:
-            self.dropped.note(str(err))
-            return
         await self.execd.handle(msg)
+
+
+async def own_execd_report(handler: RequestHandler, msg: dict[str, Any]) -> None:
+    """A report of the execd of this process, handed to the qmaster as it is
+    (see :class:`InProcessExecd`)."""
+    await handler.handle_report(str(msg["op"]), msg)
 
 
 async def run_allinone(cell: Cell, host: str, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -51,7 +57,7 @@ async def run_allinone(cell: Cell, host: str, task_status: trio.TaskStatus[None]
         handler = RequestHandler(qm, shutdown=scope.cancel)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_signals, scope)
-            execd = Execd(cell, host, handler.execd_report)
+            execd = Execd(cell, host, functools.partial(own_execd_report, handler))
             qm.execds[host] = InProcessExecd(execd)
             qm.config.register_execd(host)
             await nursery.start(execd.run)

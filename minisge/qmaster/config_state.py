@@ -153,6 +153,7 @@ class ConfigState:
         self._host_cache: tuple[tuple[Any, ...], dict[str, scheduler.HostInfo]] | None = None
         self._references_cache: tuple[tuple[Any, ...], tuple[list[str], bool]] | None = None
         self._start_facts: tuple[tuple[Any, ...], dict[str, Any]] | None = None  # start_facts: the last one
+        self._flags: tuple[sge_conf.Configuration, tuple[bool, bool, bool]] | None = None  # _global_flags: the last
         self.running_jobs = RunningJobs(job_duration)  # what the passes count of each job
 
     # ------------------------------------------------------------ loading
@@ -357,11 +358,29 @@ class ConfigState:
     # ------------------------------------------------------------ derived
     @property
     def forbid_reschedule(self) -> bool:
-        return bool(self.global_conf.forbid_reschedule)
+        """qmaster_params FORBID_RESCHEDULE of the global configuration."""
+        return self._global_flags()[0]
 
     @property
     def forbid_apperror(self) -> bool:
-        return bool(self.global_conf.forbid_apperror)
+        """qmaster_params FORBID_APPERROR of the global configuration."""
+        return self._global_flags()[1]
+
+    @property
+    def accounting(self) -> bool:
+        """reporting_params accounting of the global configuration: are records written."""
+        return self._global_flags()[2]
+
+    def _global_flags(self) -> tuple[bool, bool, bool]:
+        """What every task's end asks of the global configuration, read once
+        a configuration (each reading parses its parameter list; the model
+        is immutable: qconf replaces it)."""
+        conf = self.global_conf
+        kept = self._flags
+        if kept is None or kept[0] is not conf:
+            kept = self._flags = (conf, (bool(conf.forbid_reschedule), bool(conf.forbid_apperror),
+                                         bool(conf.accounting)))
+        return kept[1]
 
     def config_key(self) -> tuple[Any, ...]:
         """Changes whenever a queue, host group or exec host is replaced

@@ -150,7 +150,7 @@ async def _from_execd(handler: RequestHandler, link: RemoteExecd, msg: dict[str,
         nursery.start_soon(_relay, handler, link, msg)
     elif op.name in handler.execd_handlers:
         msg["host"] = link.host  # the host the execd proved, whatever the message says
-        await handler.execd_report(msg)
+        await handler.handle_report(op.name, msg)  # checked above
     else:
         link.dropped.note(f"{op.name!r}: only the first message registers")
 

@@ -18,6 +18,7 @@ import functools
 import gc
 import itertools
 import logging
+import math
 import os
 import time
 import typing
@@ -62,6 +63,9 @@ log = logging.getLogger("minisge.qmaster")
 _conv = cattrs.Converter()
 # Task.suspended_by, Job.ad_held: JSON lists in the spool
 _conv.register_unstructure_hook_func(lambda t: t is set or typing.get_origin(t) is set, sorted)
+# Job.spec: the request, JSON's own types as it came (checked at the qmaster's socket), written
+# as it is: cattrs would walk and copy it whole, value by value, at every write of the job
+_conv.register_unstructure_hook_func(lambda t: t == dict[str, Any], lambda spec: spec)
 # Job.pending: [[lo, hi, step], ...]; a spool of before the ranges has the ids
 _conv.register_unstructure_hook(RangeList, lambda r: [list(x) for x in r.ranges()])
 _conv.register_structure_hook(RangeList, lambda v, _t: RangeList.of_ids(v) if v and isinstance(v[0], int)
@@ -127,6 +131,7 @@ class Qmaster:
         self.accounting_sync = accounting_writer.AccountingSync(cell.accounting)
         self.acks_after: dict[tuple[int, int], int] = {}  # an end's acknowledgement: after this record is synced
         self.unsynced_acks: list[tuple[str, dict[str, Any]]] = []  # delivered after a flush, waiting for the sync
+        self.acks_tried_at = -1  # the accounting syncs made when the unsynced acks were last tried (held_acks)
         # the online usage of running tasks, by execd host, as its last load report had it
         self.online_usage: dict[str, dict[tuple[int, int], dict[str, Any]]] = {}
         # the components, each holding its own state
@@ -256,7 +261,7 @@ class Qmaster:
         written at all.  ``sync=False`` for a task's end: written at once
         (qacct sees it before the task leaves qstat), synced with the
         pass's others by :meth:`flush`, before the end is acknowledged."""
-        if not self.config.global_conf.accounting:
+        if not self.config.accounting:
             return
         if record.arid and not record.ar_submission_time:  # accounting(5): the reservation's submission time
             record = record._replace(ar_submission_time=self.reservations.submission_time(record.arid))
@@ -272,10 +277,15 @@ class Qmaster:
         """Something happened that may let a job start: wake the scheduler."""
         self.wake_scheduler.set()
 
-    async def wait_changed(self) -> None:
-        """Wait until something changed (the scheduler loop), letting a burst
-        of changes gather into one pass."""
+    async def wait_changed(self, not_before: float = -math.inf) -> None:
+        """Wait until something changed (the scheduler loop), and no sooner
+        than ``not_before`` (trio's clock: the pause after the loop's last
+        pass), letting a burst of changes gather into one pass.  A change
+        that comes after ``not_before`` waits for no timer: a deadline that
+        expires costs trio a cancellation (an exception raised and caught)."""
         await self.wake_scheduler.wait()
+        if trio.current_time() < not_before:
+            await trio.sleep_until(not_before)  # the changes meanwhile gather too
         for _ in range(COALESCE_CHECKPOINTS):
             await trio.lowlevel.checkpoint()
         self.wake_scheduler = trio.Event()
@@ -1186,8 +1196,7 @@ class Qmaster:
         acknowledgement of an end whose record is not yet synced waits for
         the sync (:meth:`send_synced_acks`), one whose job the spool did not
         take waits in the backlog."""
-        held, self.unsynced_acks = self.unsynced_acks, []
-        for host, msg in held + self.outbox.take():
+        for host, msg in self.held_acks() + self.outbox.take():
             if msg.get("op") == "ack_end":
                 await self.send_ack(host, msg)
             else:
@@ -1197,9 +1206,20 @@ class Qmaster:
         """The accounting syncer synced: the acknowledgements that waited for
         it go out now, without a pass (they were delivered once, after the
         flush that wrote their job)."""
-        held, self.unsynced_acks = self.unsynced_acks, []
-        for host, msg in held:
+        for host, msg in self.held_acks():
             await self.send_ack(host, msg)
+
+    def held_acks(self) -> list[tuple[str, dict[str, Any]]]:
+        """The acknowledgements that waited for a sync of the accounting file,
+        taken to be sent again (:meth:`send_ack`) when a sync was made since
+        they were last tried; none while no sync was (every one of them
+        would wait again: a stream of ends is not walked once a pass)."""
+        synced = self.accounting_sync.synced
+        if synced == self.acks_tried_at:
+            return []
+        self.acks_tried_at = synced
+        held, self.unsynced_acks = self.unsynced_acks, []
+        return held
 
     async def send_ack(self, host: str, msg: dict[str, Any]) -> None:
         key = (int(msg["job_id"]), int(msg["task_id"]))

@@ -27,7 +27,6 @@ import math
 import time
 
 import trio
-import trio.lowlevel
 
 from minisge.qmaster.qmaster import Qmaster
 
@@ -38,11 +37,14 @@ PASS_PAUSE = 1.0
 
 
 async def scheduler_loop(qm: Qmaster) -> None:
-    """Run a scheduling pass whenever something changed."""
+    """Run a scheduling pass whenever something changed, no sooner after the
+    last one than :data:`PASS_PAUSE` times what it took."""
+    not_before = -math.inf  # trio's clock: the end of the pause after the last pass
     while True:
         due = qm.next_execution_time()  # qsub -a: a pass when the first waiting job may start
-        with trio.move_on_after(max(0.0, due - qm.clock()) + 0.05 if due is not None else math.inf):
-            await qm.wait_changed()
+        wake = trio.current_time() + max(0.0, due - qm.clock()) + 0.05 if due is not None else math.inf
+        with trio.CancelScope(deadline=max(wake, not_before)):
+            await qm.wait_changed(not_before)
         spent = 0.0
         try:
             await qm.reservations.tick()  # advance reservations whose start or end time came
@@ -54,4 +56,6 @@ async def scheduler_loop(qm: Qmaster) -> None:
             await qm.deliver()  # after the starts: the execd cleans up when it has time
         except Exception:  # a bug in one pass must not take the cell down; logged
             log.exception("scheduling pass failed")
-        await trio.sleep(spent * PASS_PAUSE)  # the changes meanwhile gather for the next pass
+        # the changes meanwhile gather for the next pass; a change that comes
+        # after the pause costs no timer at all (Qmaster.wait_changed)
+        not_before = trio.current_time() + spent * PASS_PAUSE
