@@ -137,7 +137,12 @@ async def _session_child(script: str, ready: str | None = None) -> trio.Process:
 
 
 async def _end(proc: trio.Process) -> None:
-    proc.kill()
+    """Kill the child's whole session (its process group): a ``sleep``
+    the job's suspend stopped would outlive the shell, stopped for good."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
     await proc.wait()
 
 
