@@ -307,7 +307,7 @@ def test_the_launcher_leaves_to_the_python_shepherd_what_the_c_one_cannot_run(tm
         "a NUL in the environment": batch_config(tmp_path, env={"PATH": "/bin", "X": "a\0b"}),
     }[case]
     launcher, d = launcher_on(tmp_path, cfg)
-    launcher.binary = shepherd_plan.BINARY  # type: ignore[attr-defined]
+    launcher.c_shepherd = shepherd_plan.BINARY  # type: ignore[attr-defined]
     assert launcher.spawn_c_shepherd(d, 1, -1, []) is None  # type: ignore[attr-defined]
     assert not os.path.exists(os.path.join(d, "exit_status"))
 

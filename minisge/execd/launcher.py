@@ -177,7 +177,7 @@ class Launcher:
         self.parent = os.getppid()  # the execd: when it is gone, no new shepherd starts
         self.children: set[int] = set()
         self.argv_area = argv_area()  # where each shepherd writes its title
-        self.binary = shepherd_plan.binary()  # the C shepherd, when it was built
+        self.c_shepherd = shepherd_plan.binary()  # the C shepherd, when it was built
 
     def send(self, msg: dict[str, Any]) -> None:
         try:
@@ -226,7 +226,7 @@ class Launcher:
         interactive, or its plan could not be made (the Python shepherd
         then reports what is wrong with the config).  A C shepherd that
         cannot be started is said once on stderr and not tried again."""
-        if self.binary is None:
+        if self.c_shepherd is None:
             return None
         try:
             plan = shepherd_plan.plan(task_dir, read_config(task_dir))
@@ -235,10 +235,10 @@ class Launcher:
         if plan is None:
             return None
         try:
-            return spawn_shepherd(self.binary, job_id, pid_fd, plan, keep)
+            return spawn_shepherd(self.c_shepherd, job_id, pid_fd, plan, keep)
         except OSError as e:
-            print(f"minisge: cannot start {self.binary} ({e}): shepherds are forked in Python", file=sys.stderr)
-            self.binary = None
+            print(f"minisge: cannot start {self.c_shepherd} ({e}): shepherds are forked in Python", file=sys.stderr)
+            self.c_shepherd = None
             return None
 
     def reap(self) -> None:

@@ -330,8 +330,9 @@ static int write_all(int fd, const char *data, size_t len) {
     return 0;
 }
 
-/* the spare of a task file in a recycled directory (task_dir.py:SPARES),
- * its old content overwritten and cut, never emptied first (task_dir.py) */
+/* the spare of a task file in a recycled directory (task_dir.py:SPARES;
+ * none for a file that has no spare there: -1, ENOENT), its old content
+ * overwritten and cut, never emptied first (task_dir.py) */
 static int open_spare(const char *name, char *spare, size_t size) {
     snprintf(spare, size, "%s/.spare-%s", plan.dir, name);
     return open(spare, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -346,14 +347,10 @@ static int write_fd(int fd, const char *text) {
     return rc;
 }
 
-static int has_spare(const char *name) {
-    return !strcmp(name, "job_pid") || !strcmp(name, "usage") || !strcmp(name, "exit_status");
-}
-
 /* task_dir.py:write_file: into the spare and renamed, else a new file */
 static int write_file(const char *name, const char *text) {
     char spare[4200];
-    int fd = has_spare(name) ? open_spare(name, spare, sizeof spare) : -1;
+    int fd = open_spare(name, spare, sizeof spare);
     if (fd < 0) {
         fd = open(path_of(name), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         spare[0] = '\0';
@@ -371,7 +368,7 @@ static int write_file(const char *name, const char *text) {
 /* task_dir.py:write_marker: atomically, through the spare or NAME.tmp */
 static int write_marker(const char *name, const char *text) {
     char tmp[4200];
-    int fd = has_spare(name) ? open_spare(name, tmp, sizeof tmp) : -1;
+    int fd = open_spare(name, tmp, sizeof tmp);
     if (fd < 0) {
         snprintf(tmp, sizeof tmp, "%s.tmp", path_of(name));
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
