@@ -190,9 +190,10 @@ def _ended_task_dir(d: Path) -> None:
         (d / name).write_text(text)
 
 
-def test_a_recycled_task_directory_holds_its_spares_alone_the_pid_one_empty(tmp_path: Path) -> None:
-    """Each spare keeps its inode and its blocks (no discard for the disk),
-    but the pid file's: an empty ``pid`` is a claim not yet written."""
+def test_a_recycled_task_directory_holds_its_spares_alone_the_pid_one_blank(tmp_path: Path) -> None:
+    """Each spare keeps its inode and its blocks (no discard for the disk);
+    the pid file's is cut to a blank: a ``pid`` without a number is a claim
+    not yet written."""
     d = tmp_path / "5.1"
     _ended_task_dir(d)
     before = {name: os.stat(d / name) for name in task_dir.SPARES}
@@ -200,7 +201,11 @@ def test_a_recycled_task_directory_holds_its_spares_alone_the_pid_one_empty(tmp_
     assert sorted(os.listdir(d)) == sorted(task_dir.SPARE_NAMES)
     for name, spare in task_dir.SPARES.items():
         st = os.stat(d / spare)
-        assert (st.st_ino, st.st_size) == (before[name].st_ino, 0 if name == "pid" else before[name].st_size)
+        assert (st.st_ino, st.st_size, st.st_blocks) == (
+            before[name].st_ino, len(task_dir.NO_PID) if name == "pid" else before[name].st_size,
+            before[name].st_blocks)
+    assert (d / task_dir.SPARES["pid"]).read_bytes() == task_dir.NO_PID
+    assert task_dir.read_int(str(d / task_dir.SPARES["pid"])) is None
     # a second name (a crash between the pid file's link and its spare's unlink) is not kept
     os.link(d / task_dir.SPARES["pid"], d / "pid")
     assert task_dir.recycle(str(d))
@@ -217,7 +222,8 @@ def test_a_recycled_directorys_files_are_its_spares_and_appear_whole(tmp_path: P
     spares = {name: os.stat(d / spare).st_ino for name, spare in task_dir.SPARES.items()}
     task_dir.write_config(str(d), {"job_id": 6})
     fd = task_dir.create_pid_file(str(d))
-    os.write(fd, b"42\n")
+    assert os.read(os.open(d / "pid", os.O_RDONLY), 8) == task_dir.NO_PID  # claimed: no number yet
+    task_dir.write_pid(fd, b"42\n")
     os.close(fd)
     with pytest.raises(FileExistsError):  # claimed once, spare or not
         task_dir.create_pid_file(str(d))
@@ -422,7 +428,7 @@ def test_a_c_shepherd_the_execd_spawned_claims_its_task_itself_and_runs_no_claim
         pid = launcher.spawn_shepherd(shepherd_plan.BINARY, 1, None, plan, [])
         _, status = os.waitpid(pid, 0)
         if claimed:
-            assert os.WEXITSTATUS(status) == 1 and not out.exists() and (d / "pid").read_text() == ""
+            assert os.WEXITSTATUS(status) == 1 and not out.exists() and task_dir.read_int(str(d / "pid")) is None
             assert not (d / "exit_status").exists()
         else:
             assert status == 0 and out.read_text() == "ran\n" and (d / "pid").read_text() == f"{pid}\n"

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from minisge.execd import shepherd, shepherd_plan
-from minisge.execd.task_dir import PID_FILE, create_pid_file, read_config
+from minisge.execd.task_dir import PID_FILE, create_pid_file, read_config, write_pid
 
 MAX_PACKET = 65536
 MAX_FDS = 4  # descriptors one request may carry
@@ -126,7 +126,7 @@ def become_shepherd(task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int]
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         try:
-            os.write(pid_fd, f"{os.getpid()}\n".encode())
+            write_pid(pid_fd, f"{os.getpid()}\n".encode())
         except OSError:
             pass  # a full disk: the shepherd runs without it (a recovering execd then counts it lost)
         os.close(pid_fd)

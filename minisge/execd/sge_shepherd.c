@@ -881,7 +881,7 @@ static int claim_task(void) {
         }
         unlink(spare);
         fchmod(fd, 0644);
-        if (ftruncate(fd, 0) < 0) {
+        if (futimens(fd, NULL) < 0) {  /* its content as recycle left it (no number); its mtime now */
             close(fd);
             return -1;
         }
@@ -902,7 +902,11 @@ int main(void) {
             _exit(1);  /* claimed meanwhile by a recovering execd: it starts the task again, or it did */
         }
     }
-    write_all(pid_fd, pid, strlen(pid));  /* a full disk: it runs without (a recovering execd counts it lost) */
+    /* task_dir.py:write_pid: over the blank of a recycled file, cut to it (its block kept);
+     * a full disk: it runs without (a recovering execd counts it lost) */
+    if (write_all(pid_fd, pid, strlen(pid)) == 0) {
+        (void)!ftruncate(pid_fd, (off_t)strlen(pid));
+    }
     close(pid_fd);
     setsid();
     signal(SIGINT, SIG_IGN);

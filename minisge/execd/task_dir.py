@@ -23,8 +23,10 @@ creation: 0.3 ms and more at a few hundred tasks a second); a rename is
 not.  A spare keeps its blocks too: it is overwritten and cut to what was
 written (:func:`write_fd`), never emptied first, as freeing a block costs
 a discard on a disk mounted with ``discard`` (~0.1 ms each, several a
-task); only ``.spare-pid`` is emptied, as an empty ``pid`` file is the
-mark of a claimed task whose shepherd has not written its pid yet.  A
+task).  ``.spare-pid`` is cut to one blank (:data:`NO_PID`), not emptied:
+a ``pid`` file without a number is the mark of a claimed task whose
+shepherd has not written its pid yet, and the shepherd writes its pid
+over the blank and cuts the file to it (:func:`write_pid`).  A
 spare's old content is never read: every file is read only under its
 own name, renamed into place once whole.  Where no spare is there (a new
 directory, a PE task's), the file is created as before: the spare is only
@@ -54,6 +56,7 @@ JOB_PID_FILE = "job_pid"
 # the files every task writes, and the names of their spares in a recycled directory (see the module doc)
 SPARES = {name: f".spare-{name}" for name in (CONFIG_FILE, PID_FILE, JOB_PID_FILE, USAGE_FILE, END_MARKER)}
 SPARE_NAMES = frozenset(SPARES.values())
+NO_PID = b" "  # a recycled pid file's content until its shepherd writes its pid: no number, and its block kept
 
 
 def spare_of(path: str) -> str | None:
@@ -230,7 +233,7 @@ def create_pid_file(task_dir: str) -> int:
         return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     fd, spare_path = spare
     try:
-        os.ftruncate(fd, 0)  # emptied by recycle already: the shepherd writes its pid from the start
+        os.utime(fd)  # its content as recycle left it (no number); its mtime: when the task was claimed
         os.link(spare_path, path)
         os.unlink(spare_path)
         os.fchmod(fd, 0o644)
@@ -238,6 +241,14 @@ def create_pid_file(task_dir: str) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def write_pid(fd: int, text: bytes) -> None:
+    """A ``pid`` file's content (the shepherd's pid and a newline, or
+    :data:`NO_PID`) over what the file held, the file cut to it: a
+    recycled one keeps its block (see the module doc)."""
+    os.pwrite(fd, text, 0)
+    os.ftruncate(fd, len(text))
 
 
 def claim(task_dir: str) -> bool:
@@ -267,8 +278,12 @@ def recycle(task_dir: str) -> bool:
     for entry in os.scandir(task_dir):
         if entry.name in SPARE_NAMES and entry.is_file(follow_symlinks=False) \
                 and entry.stat(follow_symlinks=False).st_nlink == 1:
-            if entry.name == SPARES[PID_FILE]:  # empty: the mark of a claim whose pid is not written yet
-                os.close(os.open(entry.path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW))
+            if entry.name == SPARES[PID_FILE]:  # no number: the mark of a claim whose pid is not written yet
+                fd = os.open(entry.path, os.O_WRONLY | os.O_NOFOLLOW)
+                try:
+                    write_pid(fd, NO_PID)
+                finally:
+                    os.close(fd)
         elif entry.is_dir(follow_symlinks=False):
             return False
         else:
