@@ -271,7 +271,8 @@ def test_acknowledged_task_directories_are_recycled_for_new_tasks(tmp_path: Path
         for name in ("config", "pid", "usage", "exit_status"):
             Path(d, name).write_text("x")
         execd.remove_dir(d)
-    execd.spare_dirs = recycle_dirs(execd.removing, execd.spare_root, 2)  # room for two: the third is deleted
+    # room for two: the third is deleted
+    execd.spare_dirs = recycle_dirs(execd.removing, execd.spare_root, 2, os.listdir(execd.removing))
     assert len(execd.spare_dirs) == 2 and os.listdir(execd.removing) == []
     spare = os.path.join(execd.spare_root, execd.spare_dirs[-1])
     inode = os.stat(spare).st_ino

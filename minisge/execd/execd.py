@@ -18,8 +18,8 @@ that task's report a retry, never the daemon.
 
 An acknowledged task's directory is renamed into ``removing/`` beside
 ``active_jobs/`` (one rename, at once: the name is free for a re-run of the
-task) and dealt with there by a worker thread (:meth:`Execd.remove_acked`),
-many at a time, off the daemon's loop: up to ``MAX_SPARE_DIRS`` of them are
+task) and dealt with there (:meth:`Execd.remove_acked`), many at a time,
+a few in each turn of the daemon's loop: up to ``MAX_SPARE_DIRS`` of them are
 recycled (:func:`minisge.execd.task_dir.recycle`: their files kept as
 spares, emptied) and renamed into ``spare_dirs/``, whence the next tasks
 take their directories (a rename instead of a new directory and five new
@@ -39,7 +39,7 @@ import logging
 import os
 import shutil
 import signal
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import trio
@@ -84,7 +84,8 @@ log = logging.getLogger("minisge.execd")
 
 LOAD_REPORT_INTERVAL = 10.0  # seconds between two load reports (sge_conf(5) load_report_time)
 PID_WAIT = 5.0  # seconds a claimed task's shepherd has to write its pid into the ``pid`` file
-REMOVAL_GATHER = 0.2  # seconds the acknowledged task directories gather before a thread deletes them
+REMOVAL_GATHER = 0.2  # seconds the acknowledged task directories gather before they are recycled
+RECYCLE_TURN = 16  # acknowledged task directories recycled in one turn of the loop
 MAX_SPARE_DIRS = 256  # recycled task directories kept for new tasks (spare_dirs/)
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)  # a task's end that could not be read or reported: next tries
 
@@ -262,16 +263,23 @@ class Execd:
         self.removal_due.set()
 
     async def remove_acked(self) -> None:
-        """Recycle or delete what is in ``removing`` (a worker thread, all
-        there is each time): the acknowledged tasks' directories; what a
-        crash left there is deleted."""
+        """Recycle or delete what is in ``removing``: the acknowledged tasks'
+        directories, all there is each time, RECYCLE_TURN at a time on the
+        loop (the loop's other work goes on between two turns); what a crash
+        left there is deleted (a worker thread, at the start)."""
         await trio.to_thread.run_sync(empty_dir, self.removing)
         while True:
             await self.removal_due.wait()
-            await trio.sleep(REMOVAL_GATHER)  # one thread's work for all the ends of a while
+            await trio.sleep(REMOVAL_GATHER)  # the ends of a while dealt with together
             self.removal_due = trio.Event()
-            room = MAX_SPARE_DIRS - len(self.spare_dirs)
-            self.spare_dirs.extend(await trio.to_thread.run_sync(recycle_dirs, self.removing, self.spare_root, room))
+            try:
+                names = os.listdir(self.removing)
+            except OSError:
+                continue
+            for i in range(0, len(names), RECYCLE_TURN):
+                room = MAX_SPARE_DIRS - len(self.spare_dirs)
+                self.spare_dirs.extend(recycle_dirs(self.removing, self.spare_root, room, names[i:i + RECYCLE_TURN]))
+                await trio.lowlevel.checkpoint()
 
     def make_task_dir(self, d: str) -> None:
         """The task directory ``d``, new: a spare one renamed to it, else
@@ -553,14 +561,13 @@ def retry_delays() -> Iterator[float]:
         yield RETRY_DELAYS[-1]
 
 
-def recycle_dirs(removing: str, spare_root: str, room: int) -> list[str]:
-    """Recycle up to ``room`` of the task directories in ``removing`` into
-    ``spare_root`` (:func:`minisge.execd.task_dir.recycle`); delete the
-    others.  The names of the spare ones made."""
-    try:
-        names = os.listdir(removing)
-    except OSError:
-        return []
+def recycle_dirs(removing: str, spare_root: str, room: int, names: Iterable[str]) -> list[str]:
+    """Recycle up to ``room`` of the task directories ``names`` in
+    ``removing`` into ``spare_root`` (:func:`minisge.execd.task_dir.recycle`);
+    delete the others.  The names of the spare ones made.  Plain calls, on
+    the loop: a few file operations each, and in a worker thread they would
+    cost more (~0.1 ms a task on two cores), as the thread and the loop
+    take the interpreter's lock from each other at each of them."""
     made: list[str] = []
     for name in names:
         path = os.path.join(removing, name)
