@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from minisge.execd import task_dir
-from minisge.execd.tmpdir import discard, make_tmpdir, use_tmpdir
+from minisge.execd.tmpdir import discard, make_tmpdir, remove_set_aside, set_aside, use_tmpdir
 from minisge.rules.procedure_environment import (
     DEFAULT_PATH,
     grid_engine_variables,
@@ -88,6 +88,44 @@ def test_whatever_is_in_the_tmpdirs_way_is_moved_aside_unfollowed_and_removed(tm
     assert sorted(os.listdir(tmp_path)) == ["5.1.all.q", "target"]
     # never followed: the target's mode and content as they were
     assert target.stat().st_mode & 0o7777 == 0o700 and (target / "keep").read_text() == "root's\n"
+
+
+def test_an_ended_tmpdir_is_set_aside_whole_and_removed_there_following_no_link(tmp_path: Path) -> None:
+    target = tmp_path / "target"  # a directory of root's a job's link points to
+    target.mkdir()
+    (target / "keep").write_text("root's\n")
+    aside = tmp_path / "old_tmpdirs"
+    aside.mkdir(mode=0o700)
+    empty, full = tmp_path / "5.1.all.q", tmp_path / "5.2.all.q"
+    empty.mkdir()
+    (full / "sub").mkdir(parents=True)
+    (full / "sub" / "f").write_text("left\n")
+    (full / "to-target").symlink_to(target)
+    assert set_aside(str(empty), str(aside / "1")) and set_aside(str(full), str(aside / "2"))
+    assert not empty.exists() and not full.exists()  # gone from their place at once
+    assert sorted(os.listdir(aside)) == ["1", "2"] and (aside / "2" / "sub" / "f").read_text() == "left\n"
+    # what was put in a TMPDIR's place is left alone: a link (never followed), a file; nothing there: nothing done
+    link, planted = tmp_path / "5.3.all.q", tmp_path / "5.4.all.q"
+    link.symlink_to(target)
+    planted.write_text("in the way\n")
+    for path in (link, planted, tmp_path / "5.5.all.q"):
+        assert not set_aside(str(path), str(aside / path.name))
+    assert link.is_symlink() and planted.read_text() == "in the way\n"
+    (aside / "3").symlink_to(target)  # a link swapped in between the check and the rename
+    remove_set_aside(str(aside))
+    assert os.listdir(aside) == []
+    assert sorted(os.listdir(target)) == ["keep"] and (target / "keep").read_text() == "root's\n"
+
+
+def test_a_tmpdir_on_another_file_system_is_not_set_aside(tmp_path: Path) -> None:
+    if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("needs /dev/shm on a file system of its own")
+    path = tempfile.mkdtemp(dir="/dev/shm")
+    try:
+        assert not set_aside(path, str(tmp_path / "1"))  # EXDEV: the caller removes it where it is
+        assert os.path.isdir(path) and not (tmp_path / "1").exists()
+    finally:
+        os.rmdir(path)
 
 
 def test_an_entry_moved_aside_that_is_swapped_for_a_link_is_not_followed(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ from minisge.execd.task_dir import (
     signal_number,
     write_config,
 )
-from minisge.execd.tmpdir import make_tmpdir, remove_tmpdir, use_tmpdir
+from minisge.execd.tmpdir import make_tmpdir, remove_set_aside, remove_tmpdir, set_aside, use_tmpdir
 from minisge.mailer import send as send_mail
 from minisge.rules import core_binding, exit_codes
 from minisge.rules.core_binding import processors
@@ -132,6 +132,7 @@ class Execd:
         self.removing = os.path.join(self.spool, "removing")  # acknowledged task directories, being deleted
         self.spare_root = os.path.join(self.spool, "spare_dirs")  # recycled task directories for new tasks
         self.spare_dirs: list[str] = []  # their names
+        self.old_tmpdirs = os.path.join(self.spool, "old_tmpdirs")  # ended tasks' TMPDIRs, being deleted
         self.removals = 0  # directories moved into ``removing``: their unique names
         self.removal_due = trio.Event()  # set when ``removing`` has something
         self.running: dict[TaskKey, RunningTask] = {}
@@ -159,6 +160,8 @@ class Execd:
         os.makedirs(self.active, exist_ok=True)
         os.makedirs(self.removing, mode=0o700, exist_ok=True)
         os.makedirs(self.spare_root, mode=0o700, exist_ok=True)
+        os.makedirs(self.old_tmpdirs, mode=0o700, exist_ok=True)
+        os.chmod(self.old_tmpdirs, 0o700)  # the jobs' TMPDIRs, their owners' files in them: nobody else enters
         self.spare_dirs = os.listdir(self.spare_root)
         secure_spool(self.spool)  # task directories written before with other modes
         self.params.current()  # says at once which execd_params have no effect
@@ -269,6 +272,8 @@ class Execd:
         left there is deleted (a worker thread, at the start)."""
         await trio.to_thread.run_sync(empty_dir, self.removing)
         while True:
+            # the ended tasks' TMPDIRs set aside (:meth:`end_tmpdir`): one worker thread for those of a while
+            await trio.to_thread.run_sync(remove_set_aside, self.old_tmpdirs)
             await self.removal_due.wait()
             await trio.sleep(REMOVAL_GATHER)  # the ends of a while dealt with together
             self.removal_due = trio.Event()
@@ -501,12 +506,24 @@ class Execd:
             log.error("job %d.%d: its end (failed %s) cannot be written down: kept in memory", *key,
                       report.get("failed"))
             self.unwritten_ends[key] = report
-        if task.tmpdir and not remove_empty_dir(task.tmpdir):  # one the job left files in: in a thread
-            await trio.to_thread.run_sync(remove_tmpdir, task.tmpdir)
+        if task.tmpdir:
+            await self.end_tmpdir(task.tmpdir)
         self.running.pop(key, None)
         self.job_control.forget(key)
         self.send_mails(cfg, execd_mail.end_mails(cfg, report, self.host))
         await self.report_end(key, report)
+
+    async def end_tmpdir(self, tmpdir: str) -> None:
+        """An ended task's TMPDIR gone from its place before its end is
+        reported, as 8.1.9 removes it: set aside into ``old_tmpdirs`` and
+        deleted there later (:func:`minisge.execd.tmpdir.set_aside`), else
+        (another file system) removed where it is, in a thread when the job
+        left files in it."""
+        self.removals += 1
+        if set_aside(tmpdir, os.path.join(self.old_tmpdirs, str(self.removals))):
+            self.removal_due.set()
+        elif not remove_empty_dir(tmpdir):
+            await trio.to_thread.run_sync(remove_tmpdir, tmpdir)
 
     @staticmethod
     def task_config(task_dir: str) -> dict[str, Any]:

@@ -144,3 +144,42 @@ def remove_tmpdir(path: str) -> None:
     follows no symbolic link (on Linux it works on descriptors), and one
     put in the TMPDIR's place is left alone."""
     shutil.rmtree(path, ignore_errors=True)
+
+
+def set_aside(path: str, aside: str) -> bool:
+    """A task's ended TMPDIR out of its place at once, with what the job
+    left in it: renamed to ``aside`` (a path in a directory of the execd's
+    own, that nobody else may enter, on the same file system), and removed
+    from there later (:func:`remove_set_aside`), off the path of the task's
+    end.  A rename costs ~0.02 ms where an rmdir costs a discard on a disk
+    mounted with ``discard`` (0.1 ms, and over 0.5 ms while the disk is
+    busy).  Only a real directory is moved (what was put in its place, a
+    link or a file, is left alone, as :func:`remove_tmpdir` leaves it);
+    False when nothing was moved: not a directory, gone, or ``aside`` is on
+    another file system (the caller then removes it where it is)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            return False
+        os.rename(path, aside)
+    except OSError:
+        return False
+    return True
+
+
+def remove_set_aside(aside_dir: str) -> None:
+    """Remove the TMPDIRs :func:`set_aside` put in ``aside_dir`` (what
+    cannot be now is left for the next time): an empty one with one rmdir,
+    one the job left files in (or a link or a file swapped in between the
+    check and the rename) without following a link (:func:`discard`)."""
+    try:
+        fd = os.open(aside_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        for name in os.listdir(fd):
+            try:
+                os.rmdir(name, dir_fd=fd)
+            except OSError:
+                discard(name, fd)
+    finally:
+        os.close(fd)

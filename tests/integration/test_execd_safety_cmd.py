@@ -90,6 +90,9 @@ def test_a_link_planted_at_the_tmpdir_path_is_moved_aside_never_followed(cell, u
     with open(os.path.join(cell.qmaster_spool, "messages")) as f:
         assert f"{link} was in the way of its TMPDIR: moved to {link}.moved-" in f.read()
     assert not os.path.lexists(link)  # removed at the job's end
+    # set aside in the execd's spool (the file the job left in it with it), then deleted there
+    old_tmpdirs = os.path.join(cell.root, "default", "spool", cell.host, "old_tmpdirs")
+    cell.wait_for(lambda: os.listdir(old_tmpdirs) == [], 30, "the set-aside TMPDIR's removal")
 
 
 def test_a_file_planted_at_the_tmpdir_path_neither_fails_the_job_nor_the_queue(cell, user):
