@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from minisge.execd import task_dir
-from minisge.execd.tmpdir import discard, make_tmpdir, remove_set_aside, set_aside, use_tmpdir
+from minisge.execd.tmpdir import SpareTmpdirs, discard, make_tmpdir, use_tmpdir
 from minisge.rules.procedure_environment import (
     DEFAULT_PATH,
     grid_engine_variables,
@@ -90,40 +90,73 @@ def test_whatever_is_in_the_tmpdirs_way_is_moved_aside_unfollowed_and_removed(tm
     assert target.stat().st_mode & 0o7777 == 0o700 and (target / "keep").read_text() == "root's\n"
 
 
-def test_an_ended_tmpdir_is_set_aside_whole_and_removed_there_following_no_link(tmp_path: Path) -> None:
+def test_an_ended_tmpdir_is_set_aside_and_made_a_spare_or_removed_following_no_link(tmp_path: Path) -> None:
     target = tmp_path / "target"  # a directory of root's a job's link points to
     target.mkdir()
     (target / "keep").write_text("root's\n")
-    aside = tmp_path / "old_tmpdirs"
-    aside.mkdir(mode=0o700)
+    tmpdirs = SpareTmpdirs(str(tmp_path / "old_tmpdirs"))
+    tmpdirs.open()
     empty, full = tmp_path / "5.1.all.q", tmp_path / "5.2.all.q"
-    empty.mkdir()
+    empty.mkdir(mode=0o755)
     (full / "sub").mkdir(parents=True)
     (full / "sub" / "f").write_text("left\n")
     (full / "to-target").symlink_to(target)
-    assert set_aside(str(empty), str(aside / "1")) and set_aside(str(full), str(aside / "2"))
+    assert tmpdirs.set_aside(str(empty)) and tmpdirs.set_aside(str(full))
     assert not empty.exists() and not full.exists()  # gone from their place at once
-    assert sorted(os.listdir(aside)) == ["1", "2"] and (aside / "2" / "sub" / "f").read_text() == "left\n"
     # what was put in a TMPDIR's place is left alone: a link (never followed), a file; nothing there: nothing done
     link, planted = tmp_path / "5.3.all.q", tmp_path / "5.4.all.q"
     link.symlink_to(target)
     planted.write_text("in the way\n")
     for path in (link, planted, tmp_path / "5.5.all.q"):
-        assert not set_aside(str(path), str(aside / path.name))
+        assert not tmpdirs.set_aside(str(path))
     assert link.is_symlink() and planted.read_text() == "in the way\n"
-    (aside / "3").symlink_to(target)  # a link swapped in between the check and the rename
-    remove_set_aside(str(aside))
-    assert os.listdir(aside) == []
+    os.symlink(target, os.path.join(tmpdirs.dir, "99"))  # a link swapped in between the check and the rename
+    tmpdirs.spares = tmpdirs.tidy()
+    # the empty one is a spare of its owner's (mode 0700 meanwhile), the others removed, no link followed
+    assert list(tmpdirs.spares) == [os.getuid()] and len(tmpdirs.spares[os.getuid()]) == 1
+    assert os.listdir(tmpdirs.dir) == tmpdirs.spares[os.getuid()]
+    assert os.stat(os.path.join(tmpdirs.dir, tmpdirs.spares[os.getuid()][0])).st_mode & 0o7777 == 0o700
     assert sorted(os.listdir(target)) == ["keep"] and (target / "keep").read_text() == "root's\n"
+    # the next task's TMPDIR is that spare, its mode 0755; a spare goes to its own owner alone
+    assert tmpdirs.take(os.getuid() + 1) is None
+    spare = tmpdirs.take(os.getuid())
+    assert spare is not None and tmpdirs.take(os.getuid()) is None
+    inode = os.stat(spare).st_ino
+    path = str(tmp_path / "6.1.all.q")
+    assert make_tmpdir(path, os.getuid(), os.getgid(), spare) == (path, [])
+    st = os.lstat(path)
+    assert (st.st_ino, st.st_mode & 0o7777, st.st_uid) == (inode, 0o755, os.getuid()) and os.listdir(path) == []
+    assert os.listdir(tmpdirs.dir) == []
+    # one made a spare again after a restart is found again
+    assert tmpdirs.set_aside(path)
+    tmpdirs.tidy()
+    assert SpareTmpdirs(tmpdirs.dir).tidy() == {os.getuid(): os.listdir(tmpdirs.dir)}
+
+
+def test_a_spare_tmpdir_is_not_renamed_over_what_is_at_the_path(tmp_path: Path) -> None:
+    tmpdirs = SpareTmpdirs(str(tmp_path / "old_tmpdirs"))
+    tmpdirs.open()
+    (tmp_path / "5.1.all.q").mkdir()
+    assert tmpdirs.set_aside(str(tmp_path / "5.1.all.q"))
+    tmpdirs.spares = tmpdirs.tidy()
+    path = tmp_path / "6.1.all.q"
+    path.mkdir()  # the job owner's own, made before (a PE task's TMPDIR joining its job's): used as it is
+    (path / "theirs").write_text("x\n")
+    spare = tmpdirs.take(os.getuid())
+    assert spare is not None
+    assert make_tmpdir(str(path), os.getuid(), os.getgid(), spare) == (str(path), [])
+    assert os.listdir(path) == ["theirs"] and os.path.isdir(spare)  # the spare is still there
 
 
 def test_a_tmpdir_on_another_file_system_is_not_set_aside(tmp_path: Path) -> None:
     if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
         pytest.skip("needs /dev/shm on a file system of its own")
+    tmpdirs = SpareTmpdirs(str(tmp_path / "old_tmpdirs"))
+    tmpdirs.open()
     path = tempfile.mkdtemp(dir="/dev/shm")
     try:
-        assert not set_aside(path, str(tmp_path / "1"))  # EXDEV: the caller removes it where it is
-        assert os.path.isdir(path) and not (tmp_path / "1").exists()
+        assert not tmpdirs.set_aside(path)  # EXDEV: the caller removes it where it is
+        assert os.path.isdir(path) and os.listdir(tmpdirs.dir) == []
     finally:
         os.rmdir(path)
 

@@ -75,7 +75,7 @@ from minisge.execd.task_dir import (
     signal_number,
     write_config,
 )
-from minisge.execd.tmpdir import make_tmpdir, remove_set_aside, remove_tmpdir, set_aside, use_tmpdir
+from minisge.execd.tmpdir import SpareTmpdirs, make_tmpdir, remove_tmpdir, use_tmpdir
 from minisge.mailer import send as send_mail
 from minisge.rules import core_binding, exit_codes
 from minisge.rules.core_binding import processors
@@ -132,7 +132,7 @@ class Execd:
         self.removing = os.path.join(self.spool, "removing")  # acknowledged task directories, being deleted
         self.spare_root = os.path.join(self.spool, "spare_dirs")  # recycled task directories for new tasks
         self.spare_dirs: list[str] = []  # their names
-        self.old_tmpdirs = os.path.join(self.spool, "old_tmpdirs")  # ended tasks' TMPDIRs, being deleted
+        self.tmpdirs = SpareTmpdirs(os.path.join(self.spool, "old_tmpdirs"))  # ended tasks' TMPDIRs, for the next
         self.removals = 0  # directories moved into ``removing``: their unique names
         self.removal_due = trio.Event()  # set when ``removing`` has something
         self.running: dict[TaskKey, RunningTask] = {}
@@ -160,8 +160,7 @@ class Execd:
         os.makedirs(self.active, exist_ok=True)
         os.makedirs(self.removing, mode=0o700, exist_ok=True)
         os.makedirs(self.spare_root, mode=0o700, exist_ok=True)
-        os.makedirs(self.old_tmpdirs, mode=0o700, exist_ok=True)
-        os.chmod(self.old_tmpdirs, 0o700)  # the jobs' TMPDIRs, their owners' files in them: nobody else enters
+        self.tmpdirs.open()
         self.spare_dirs = os.listdir(self.spare_root)
         secure_spool(self.spool)  # task directories written before with other modes
         self.params.current()  # says at once which execd_params have no effect
@@ -273,7 +272,7 @@ class Execd:
         await trio.to_thread.run_sync(empty_dir, self.removing)
         while True:
             # the ended tasks' TMPDIRs set aside (:meth:`end_tmpdir`): one worker thread for those of a while
-            await trio.to_thread.run_sync(remove_set_aside, self.old_tmpdirs)
+            self.tmpdirs.spares = await trio.to_thread.run_sync(self.tmpdirs.tidy)
             await self.removal_due.wait()
             await trio.sleep(REMOVAL_GATHER)  # the ends of a while dealt with together
             self.removal_due = trio.Event()
@@ -332,7 +331,7 @@ class Execd:
         # queue_conf(5) RESOURCE LIMITS: the shepherd sets them, the execd checks the sums
         cfg.update(limits=msg.get("limits") or {}, host_slots=msg.get("host_slots") or 1,
                    consumable_job=msg.get("consumable_job") or [], h_rt=msg.get("h_rt"))
-        made, moved_aside = make_tmpdir(cfg["tmpdir"], cfg["uid"], cfg["gid"])
+        made, moved_aside = make_tmpdir(cfg["tmpdir"], cfg["uid"], cfg["gid"], self.tmpdirs.take(cfg["uid"]))
         for moved, removed in moved_aside:
             log.warning("job %d.%d: %s was in the way of its TMPDIR: moved to %s%s", key[0], key[1], cfg["tmpdir"],
                         moved, ", then removed" if removed else "")
@@ -515,12 +514,12 @@ class Execd:
 
     async def end_tmpdir(self, tmpdir: str) -> None:
         """An ended task's TMPDIR gone from its place before its end is
-        reported, as 8.1.9 removes it: set aside into ``old_tmpdirs`` and
-        deleted there later (:func:`minisge.execd.tmpdir.set_aside`), else
-        (another file system) removed where it is, in a thread when the job
-        left files in it."""
-        self.removals += 1
-        if set_aside(tmpdir, os.path.join(self.old_tmpdirs, str(self.removals))):
+        reported, as 8.1.9 removes it: set aside into ``old_tmpdirs``, a
+        spare for its owner's next task or deleted there later
+        (:class:`minisge.execd.tmpdir.SpareTmpdirs`), else (another file
+        system) removed where it is, in a thread when the job left files in
+        it."""
+        if self.tmpdirs.set_aside(tmpdir):
             self.removal_due.set()
         elif not remove_empty_dir(tmpdir):
             await trio.to_thread.run_sync(remove_tmpdir, tmpdir)
