@@ -95,6 +95,33 @@ def test_a_link_planted_at_the_tmpdir_path_is_moved_aside_never_followed(cell, u
     cell.wait_for(lambda: os.listdir(old_tmpdirs) == [], 30, "the set-aside TMPDIR's removal")
 
 
+def test_an_empty_tmpdir_is_its_owners_next_tmpdir_and_nobody_elses(cell, user):
+    """The TMPDIR a job left empty becomes the next TMPDIR of its owner's
+    (the same directory, mode 0755, empty), never another user's."""
+    from cellutil import ensure_user
+
+    other = ensure_user("msgeuser2")
+    qtmp = queue_tmpdir(cell)
+    show = 'stat -c "%i %a %U" "$TMPDIR"; ls -A "$TMPDIR" | wc -l'
+    first = cell.submit("-o", os.path.join(cell.work, "1.out"), "-j", "y", script(cell, "s1.sh", show), user=USER)
+    assert cell.wait_records(first)[0][FAILED] == "0"
+    old_tmpdirs = os.path.join(cell.root, "default", "spool", cell.host, "old_tmpdirs")
+    cell.wait_for(lambda: any(n.startswith(f"spare-{user.pw_uid}-") for n in os.listdir(old_tmpdirs)), 30,
+                  "the first job's TMPDIR made a spare")
+    spare_inode = next(os.stat(os.path.join(old_tmpdirs, n)).st_ino for n in os.listdir(old_tmpdirs))
+    outs = {}
+    for name, who in (("o", other.pw_name), ("u", USER)):  # the other user's job first: it must not get it
+        outs[name] = os.path.join(cell.work, f"{name}.out")
+        job = cell.submit("-o", outs[name], "-j", "y", script(cell, f"s{name}.sh", show), user=who)
+        assert cell.wait_records(job)[0][FAILED] == "0"
+    with open(outs["o"]) as f:
+        inode, mode, owner = f.readline().split()
+        assert int(inode) != spare_inode and (mode, owner) == ("755", other.pw_name)
+    with open(outs["u"]) as f:
+        assert f.read() == f"{spare_inode} 755 {USER}\n0\n"  # the spare, given back to its owner, empty
+    assert [n for n in os.listdir(qtmp) if not n.startswith(".")] == []  # every TMPDIR gone from its place
+
+
 def test_a_file_planted_at_the_tmpdir_path_neither_fails_the_job_nor_the_queue(cell, user):
     qtmp = queue_tmpdir(cell)
     out = os.path.join(cell.work, "f.out")
