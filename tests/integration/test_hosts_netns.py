@@ -268,8 +268,10 @@ def test_workstations_survive_a_killed_qmaster_and_a_link_taken_down(lab):
     for ws in WORKSTATIONS:
         wait_for(lambda ws=ws: "failed attempt(s)" in lab.messages(ws), what=f"{ws} to reconnect")
         log = lab.messages(ws)
-        # one line per change of state, not one per attempt
-        assert log.count("cannot reach the qmaster") == 1, log
+        # one line per change of state (a new reason for failing: a qmaster killed in the middle of a
+        # handshake resets it, then refuses), not one per attempt
+        reasons = [line.split(": ", 1)[1] for line in log.splitlines() if "cannot reach the qmaster" in line]
+        assert reasons and all(a != b for a, b in zip(reasons, reasons[1:])), log
         assert "Traceback" not in log
     job = _submit(lab, "master", "-b", "y", "-l", "h=ws2", "/bin/true")
     wait_for(lambda: lab.accounting_host(job), what=f"job {job} after the qmaster's restart")
