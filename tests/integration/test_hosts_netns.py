@@ -24,6 +24,7 @@ process are removed at the end.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
@@ -271,7 +272,7 @@ def test_workstations_survive_a_killed_qmaster_and_a_link_taken_down(lab):
         # one line per change of state (a new reason for failing: a qmaster killed in the middle of a
         # handshake resets it, then refuses), not one per attempt
         reasons = [line.split(": ", 1)[1] for line in log.splitlines() if "cannot reach the qmaster" in line]
-        assert reasons and all(a != b for a, b in zip(reasons, reasons[1:])), log
+        assert reasons and all(a != b for a, b in itertools.pairwise(reasons)), log
         assert "Traceback" not in log
     job = _submit(lab, "master", "-b", "y", "-l", "h=ws2", "/bin/true")
     wait_for(lambda: lab.accounting_host(job), what=f"job {job} after the qmaster's restart")
