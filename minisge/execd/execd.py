@@ -140,6 +140,7 @@ class Execd:
         self.unwritten_ends: dict[TaskKey, dict[str, Any]] = {}  # ends whose marker a full disk kept off
         self.launcher = ShepherdLauncher()
         self.c_shepherd = shepherd_plan.binary()  # a batch task's shepherd, spawned here (None: the launcher's)
+        self.shepherd_env = dict(os.environb)  # its environment: the daemon's, which never changes once started
         self.limit_watch = LimitWatch()
         self.job_control = ExecdJobControl(self.job_dir)
         self.pe_tasks = ExecdPeTasks(cell, host, self.spool, report, self.limit_watch, self.launcher,
@@ -443,7 +444,7 @@ class Execd:
         if plan is None or self.c_shepherd is None:
             return False
         try:
-            task.pid = spawn_shepherd(self.c_shepherd, key[0], None, plan, ())
+            task.pid = spawn_shepherd(self.c_shepherd, key[0], None, plan, (), self.shepherd_env)
         except OSError as e:
             log.error("cannot start the C shepherd %s (%s): the launcher starts the shepherds", self.c_shepherd, e)
             self.c_shepherd = None

@@ -44,7 +44,7 @@ import selectors
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from minisge.execd import shepherd, shepherd_plan
@@ -137,13 +137,17 @@ def become_shepherd(task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int]
     shepherd.run(task_dir)
 
 
-def spawn_shepherd(binary: str, job_id: int, pid_fd: int | None, plan: bytes, keep: Sequence[int]) -> int:
+def spawn_shepherd(binary: str, job_id: int, pid_fd: int | None, plan: bytes, keep: Sequence[int],
+                   env: Mapping[bytes, bytes] | None = None) -> int:
     """posix_spawn the C shepherd (``sge_shepherd.c``, its descriptors:
     0-2 /dev/null, 3 the ``pid`` file, 4 the plan in a memfd, 5.. ``keep``),
     in a session of its own, named as 8.1.9's: ``sge_shepherd-JOBID -bg``.
     With no ``pid_fd`` the shepherd claims the task itself (the execd's
     way: a claim made before the spawn would outlive an execd killed in
-    between, and its task would be counted lost instead of started again)."""
+    between, and its task would be counted lost instead of started again).
+    ``env``: the caller's environment as it was when it started (a copy of
+    os.environb made once: read through os.environ, each of its variables
+    is decoded again at every spawn); None: os.environ."""
     memfd = os.memfd_create("sge_shepherd-plan", os.MFD_CLOEXEC)
     high: list[int] = []
     try:
@@ -161,7 +165,8 @@ def spawn_shepherd(binary: str, job_id: int, pid_fd: int | None, plan: bytes, ke
             high.insert(0, fcntl.fcntl(pid_fd, fcntl.F_DUPFD_CLOEXEC, 64))
         actions += [(os.POSIX_SPAWN_DUP2, fd, 3 + i + (pid_fd is None)) for i, fd in enumerate(high)]
         # the execd's environment, as 8.1.9's shepherd has it (its children's is in the plan)
-        return os.posix_spawn(binary, [f"sge_shepherd-{job_id}", "-bg"], os.environ, file_actions=actions, setsid=True,
+        return os.posix_spawn(binary, [f"sge_shepherd-{job_id}", "-bg"], os.environ if env is None else env,
+                              file_actions=actions, setsid=True,
                               setsigdef=(signal.SIGCHLD, signal.SIGINT, signal.SIGPIPE), setsigmask=())
     finally:
         for fd in high:
