@@ -21,7 +21,7 @@ An acknowledged task's directory is renamed into ``removing/`` beside
 task) and dealt with there (:meth:`Execd.remove_acked`), many at a time,
 a few in each turn of the daemon's loop: up to ``MAX_SPARE_DIRS`` of them are
 recycled (:func:`minisge.execd.task_dir.recycle`: their files kept as
-spares, emptied) and renamed into ``spare_dirs/``, whence the next tasks
+spares, to be written over) and renamed into ``spare_dirs/``, whence the next tasks
 take their directories (a rename instead of a new directory and five new
 files); the others are deleted.  What a crash left in ``removing/`` is
 deleted at the next start; ``spare_dirs/`` holds only whole spare ones.

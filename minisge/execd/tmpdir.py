@@ -38,6 +38,7 @@ import os
 import secrets
 import shutil
 import stat
+import time
 from typing import Any
 
 MODE = 0o755  # 8.1.9's
@@ -116,6 +117,8 @@ def _take_spare(spare: str, pfd: int, name: str, uid: int, gid: int) -> bool:
             return False  # something is there: make_tmpdir deals with it
         except FileNotFoundError:
             pass
+        # (an empty directory put there since would be replaced, as make_tmpdir removes what is in the
+        # way; a link, a file or a directory with something in it makes the rename fail)
         os.rename(spare, name, dst_dir_fd=pfd)
         if os.geteuid() == 0:
             os.fchown(fd, uid, gid)
@@ -203,7 +206,8 @@ class SpareTmpdirs:
         self.dir = dir
         self.room = room  # spares kept at most
         self.spares: dict[int, list[str]] = {}  # owner → the names of their spares, as :meth:`tidy` found them
-        self.count = 0  # directories set aside: their unique names
+        self.epoch = f"{time.time_ns():x}"  # the names set aside by this execd: none of an earlier one's
+        self.count = 0  # directories set aside: their unique names (EPOCH.N)
 
     def open(self) -> None:
         """The directory, made (mode 0700) if need be."""
@@ -221,7 +225,7 @@ class SpareTmpdirs:
         try:
             if not stat.S_ISDIR(os.lstat(path).st_mode):
                 return False
-            os.rename(path, os.path.join(self.dir, str(self.count)))
+            os.rename(path, os.path.join(self.dir, f"{self.epoch}.{self.count}"))
         except OSError:
             return False
         return True
