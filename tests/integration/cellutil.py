@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from minisge.protocol import tls
@@ -170,7 +170,11 @@ class Cell:
         return Result(p.returncode, p.stdout, p.stderr)
 
     def start(self) -> Cell:
-        self.minisge("start", "--hostname", self.host, "--slots", str(self.slots))
+        try:
+            self.minisge("start", "--hostname", self.host, "--slots", str(self.slots))
+        except BaseException:  # whatever did start is not left running (the caller's cleanup never comes)
+            self.cleanup()
+            raise
         return self
 
     def start_crashing_before_shepherd(self, n: int) -> int:
@@ -199,7 +203,15 @@ class Cell:
     def start_roles(self, hosts=("node1", "node2"), slots: int = 2) -> Cell:
         """A qmaster (host ``master``, made with ``minisge init``) and one
         execd posing as each of ``hosts`` (all in @allhosts), over TCP;
-        returns once every execd has connected."""
+        returns once every execd has connected; when one does not, nothing
+        of the cell is left running (the caller's cleanup never comes)."""
+        try:
+            return self._start_roles(hosts, slots)
+        except BaseException:
+            self.cleanup()
+            raise
+
+    def _start_roles(self, hosts: Sequence[str], slots: int) -> Cell:
         self.minisge("init", "--hostname", "master", "--slots", str(slots))
         with open(os.path.join(self.qmaster_spool, "hostgroups", "@allhosts"), "w") as f:
             f.write("group_name @allhosts\nhostlist " + " ".join(hosts) + "\n")
