@@ -440,13 +440,14 @@ class Execd:
         the launcher is to start the task's shepherd instead (no C
         shepherd, an interactive job, or it could not be started: said once
         in the log)."""
-        plan = shepherd_plan.plan(task.dir, cfg) if self.c_shepherd is not None else None
-        if plan is None or self.c_shepherd is None:
+        binary = self.c_shepherd
+        plan = None if binary is None else shepherd_plan.plan(task.dir, cfg)
+        if binary is None or plan is None:
             return False
         try:
-            task.pid = spawn_shepherd(self.c_shepherd, key[0], None, plan, (), self.shepherd_env)
+            task.pid = spawn_shepherd(binary, key[0], None, plan, (), self.shepherd_env)
         except OSError as e:
-            log.error("cannot start the C shepherd %s (%s): the launcher starts the shepherds", self.c_shepherd, e)
+            log.error("cannot start the C shepherd %s (%s): the launcher starts the shepherds", binary, e)
             self.c_shepherd = None
             return False
         task.spawned = True

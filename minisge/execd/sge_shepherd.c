@@ -35,6 +35,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,54 @@ static gid_t *parse_ids(const char *s, size_t *n) {
     return v;
 }
 
+/* the plan's integer keys: the task's (a field of plan), a step's (an offset in step_t) */
+static const struct {
+    const char *key;
+    int *field;
+} TASK_INTS[] = {
+    {"pe", &plan.pe},
+    {"pe_task", &plan.pe_task},
+    {"state_before_job", &plan.state_before_job},
+    {"state_no_cwd", &plan.state_no_cwd},
+    {"state_open_output", &plan.state_open_output},
+    {"state_no_shell", &plan.state_no_shell},
+    {"state_before_prolog", &plan.state_before_prolog},
+    {"state_before_pestart", &plan.state_before_pestart},
+    {"claim", &plan.claim},
+    {"keep", &plan.keep},
+};
+static const struct {
+    const char *key;
+    size_t offset;
+} STEP_INTS[] = {
+    {"state_before", offsetof(step_t, state_before)},
+    {"state_failed", offsetof(step_t, state_failed)},
+    {"state_99", offsetof(step_t, state_99)},
+    {"state_100", offsetof(step_t, state_100)},
+    {"exec_state", offsetof(step_t, exec_state)},
+    {"merge", offsetof(step_t, merge)},
+    {"nice", offsetof(step_t, nice)},
+};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* the integer field the key names in the task (st NULL) or in the step st; NULL for another key */
+static int *int_field(const char *k, step_t *st) {
+    if (!st) {
+        for (size_t i = 0; i < COUNT(TASK_INTS); i++) {
+            if (!strcmp(k, TASK_INTS[i].key)) {
+                return TASK_INTS[i].field;
+            }
+        }
+        return NULL;
+    }
+    for (size_t i = 0; i < COUNT(STEP_INTS); i++) {
+        if (!strcmp(k, STEP_INTS[i].key)) {
+            return (int *)((char *)st + STEP_INTS[i].offset);
+        }
+    }
+    return NULL;
+}
+
 static int read_plan(void) {
     size_t cap = 65536, len = 0;
     char *buf = xrealloc(NULL, cap);
@@ -189,7 +238,10 @@ static int read_plan(void) {
         }
         *eq = '\0';
         const char *k = p, *v = eq + 1;
-        if (!st) {
+        int *field = int_field(k, st);
+        if (field) {
+            *field = (int)number(v);
+        } else if (!st) {
             if (!strcmp(k, "step")) {
                 int i;
                 for (i = 0; i < NSTEPS && strcmp(v, STEP_NAMES[i]); i++) {
@@ -202,26 +254,6 @@ static int read_plan(void) {
                 st->name = STEP_NAMES[i];
             } else if (!strcmp(k, "dir")) {
                 plan.dir = v;
-            } else if (!strcmp(k, "pe")) {
-                plan.pe = (int)number(v);
-            } else if (!strcmp(k, "pe_task")) {
-                plan.pe_task = (int)number(v);
-            } else if (!strcmp(k, "state_before_job")) {
-                plan.state_before_job = (int)number(v);
-            } else if (!strcmp(k, "state_no_cwd")) {
-                plan.state_no_cwd = (int)number(v);
-            } else if (!strcmp(k, "state_open_output")) {
-                plan.state_open_output = (int)number(v);
-            } else if (!strcmp(k, "state_no_shell")) {
-                plan.state_no_shell = (int)number(v);
-            } else if (!strcmp(k, "state_before_prolog")) {
-                plan.state_before_prolog = (int)number(v);
-            } else if (!strcmp(k, "claim")) {
-                plan.claim = (int)number(v);
-            } else if (!strcmp(k, "keep")) {
-                plan.keep = (int)number(v);
-            } else if (!strcmp(k, "state_before_pestart")) {
-                plan.state_before_pestart = (int)number(v);
             } else {
                 return -1;
             }
@@ -230,16 +262,6 @@ static int read_plan(void) {
             st->name = v;
         } else if (!strcmp(k, "error")) {
             st->error = v;
-        } else if (!strcmp(k, "state_before")) {
-            st->state_before = (int)number(v);
-        } else if (!strcmp(k, "state_failed")) {
-            st->state_failed = (int)number(v);
-        } else if (!strcmp(k, "state_99")) {
-            st->state_99 = (int)number(v);
-        } else if (!strcmp(k, "state_100")) {
-            st->state_100 = (int)number(v);
-        } else if (!strcmp(k, "exec_state")) {
-            st->exec_state = (int)number(v);
         } else if (!strcmp(k, "uid")) {
             st->uid = (uid_t)number(v);
         } else if (!strcmp(k, "gid")) {
@@ -260,8 +282,6 @@ static int read_plan(void) {
             st->stdout_path = v;
         } else if (!strcmp(k, "stderr")) {
             st->stderr_path = v;
-        } else if (!strcmp(k, "merge")) {
-            st->merge = (int)number(v);
         } else if (!strcmp(k, "exec")) {
             st->exec_path = v;
         } else if (!strcmp(k, "arg")) {
@@ -275,8 +295,6 @@ static int read_plan(void) {
             }
             st->rlimits = xrealloc(st->rlimits, (st->nrlimits + 1) * sizeof(rlimit_t));
             st->rlimits[st->nrlimits++] = (rlimit_t){(int)number(res), rlim_value(soft), rlim_value(hard)};
-        } else if (!strcmp(k, "nice")) {
-            st->nice = (int)number(v);
         } else if (!strcmp(k, "cpus")) {
             size_t n;
             gid_t *ids = parse_ids(v, &n);
