@@ -54,6 +54,7 @@ the commands it runs (minisge/drmaa/README.md).
 
 import ast
 import os
+import shutil
 import sys
 
 from setuptools import Extension, setup
@@ -81,7 +82,18 @@ class NativeBuild(build_ext):
     executable, linked statically where the C library allows it (no
     dynamic loader's work at each of its starts, one per task), else
     dynamically; without a C compiler minisge installs all the same and
-    every task runs the Python shepherd (minisge/execd/shepherd_plan.py)."""
+    every task runs the Python shepherd (minisge/execd/shepherd_plan.py).
+
+    With musl's compiler wrapper on the PATH (``musl-gcc``, Debian's
+    musl-tools) the shepherd is linked with musl, statically: a static
+    glibc program's start asks the processor what it is (``cpuid``, dozens
+    of times, for the string functions' variants and the cache sizes), and
+    in a virtual machine each ask traps to the hypervisor; here that start
+    cost ~0.34 ms of the 0.47 ms of starting a program that does nothing,
+    against ~0.02 ms with musl, and the shepherd starts once per task.  Its
+    error messages (an errno's text) are made Python's, ``os.strerror``,
+    as the Python shepherd's are (a header of them, SHEPHERD_MESSAGES):
+    musl words some of them differently from glibc."""
 
     def get_ext_filename(self, fullname: str) -> str:
         return os.path.join(*fullname.split(".")) + ".so"
@@ -98,9 +110,23 @@ class NativeBuild(build_ext):
             out_dir = os.path.abspath(self.get_finalized_command("build_py").get_package_dir("minisge.execd"))
         else:
             out_dir = os.path.join(self.build_lib, "minisge", "execd")
+        os.makedirs(self.build_temp, exist_ok=True)
+        messages = os.path.join(self.build_temp, "shepherd_messages.h")
+        with open(messages, "w", encoding="utf-8") as f:
+            f.write("static const char *const shepherd_messages[] = {\n")
+            f.writelines(f"    {c_string(os.strerror(n))},\n" for n in range(134))
+            f.write("};\n")
+        flags = ["-std=gnu11", "-O2", "-DSHEPHERD_MESSAGES", "-include", messages]
+        musl = shutil.which("musl-gcc")
+        if musl:
+            try:
+                os.makedirs(out_dir, exist_ok=True)
+                self.spawn([musl, *flags, "-static", "-o", os.path.join(out_dir, "sge_shepherd"), SHEPHERD_SOURCE])
+                return
+            except (ExecError, OSError) as e:
+                self.warn(f"the C shepherd could not be linked with musl ({e}): linked with the C library")
         try:  # the compiler build_ext made for libdrmaa
-            objects = self.compiler.compile([SHEPHERD_SOURCE], output_dir=self.build_temp,
-                                            extra_postargs=["-std=gnu11", "-O2"])
+            objects = self.compiler.compile([SHEPHERD_SOURCE], output_dir=self.build_temp, extra_postargs=flags)
             try:
                 self.compiler.link_executable(objects, "sge_shepherd", output_dir=out_dir, extra_postargs=["-static"])
             except LinkError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pwd
 import re
+import struct
 import tempfile
 
 import pytest
@@ -301,6 +302,44 @@ def test_a_spawned_jobs_set_up_failures_name_the_owner(tmp):
     assert report["failed"] == 26 and f'can\'t open output file "{private}/o": Permission denied' in report["error"]
     report, _ = run_task(tmp, "true", shell="/nonexistent_sh")
     assert report["failed"] == 27 and 'unable to find shell "/nonexistent_sh"' in report["error"], report
+
+
+def test_a_set_up_failures_system_message_is_worded_as_pythons(tmp):
+    """The errno's text in a set-up failure is os.strerror's (glibc's, as
+    8.1.9's shepherd has it), whatever C library the C shepherd was linked
+    with: musl words these two differently ("Symbolic link loop", "Filename
+    too long"), and the build gives the shepherd Python's words."""
+    import errno
+
+    loop = os.path.join(tmp, "loop")
+    os.symlink(loop, loop)
+    report, _ = run_task(tmp, "true", cwd=loop)
+    assert report["failed"] == 28, report
+    assert f"can't chdir to {loop}: {os.strerror(errno.ELOOP)}" in report["error"], report
+    long_name = os.path.join(tmp, "o" * 300)
+    report, _ = run_task(tmp, "true", stdout_path=long_name)
+    assert report["failed"] == 26, report
+    assert f'can\'t open output file "{long_name}": {os.strerror(errno.ENAMETOOLONG)}' in report["error"], report
+
+
+def test_the_c_shepherd_is_linked_with_musl_where_the_build_had_it(implementation):
+    """setup.py links the C shepherd with musl, statically, when
+    ``musl-gcc`` is on the PATH: a static glibc program's start costs ~0.3 ms
+    more in a virtual machine, once per task."""
+    import shutil
+
+    if implementation != "c":
+        pytest.skip("the C shepherd's build")
+    assert shepherd_plan.BINARY is not None
+    with open(shepherd_plan.BINARY, "rb") as f:
+        image = f.read()
+    if not shutil.which("musl-gcc"):
+        pytest.skip("no musl-gcc here: linked with the C library")
+    assert b"GLIBC" not in image, "musl-gcc is here, but the shepherd was linked with glibc"
+    phoff, = struct.unpack_from("<Q", image, 0x20)
+    size, count = struct.unpack_from("<HH", image, 0x36)
+    assert all(struct.unpack_from("<I", image, phoff + i * size)[0] != 3 for i in range(count)), \
+        "linked dynamically (a PT_INTERP header)"
 
 
 def test_limits_nice_and_binding_are_the_childs_alone(tmp):

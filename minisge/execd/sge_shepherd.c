@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -505,10 +506,25 @@ static void set_rlimits(const step_t *s) {
     }
 }
 
+/* An errno's text as the Python shepherd (os.strerror) and 8.1.9's shepherd
+ * give it: the C library's own, unless the build found another C library's
+ * wording in Python's (setup.py: NativeBuild.build_shepherd defines
+ * SHEPHERD_MESSAGES, a header of os.strerror(0..N-1), when it links with
+ * musl, whose strerror says "Symbolic link loop" where glibc says "Too many
+ * levels of symbolic links") */
+static const char *sys_message(int err) {
+#ifdef SHEPHERD_MESSAGES
+    if (err >= 0 && (size_t)err < sizeof shepherd_messages / sizeof shepherd_messages[0]) {
+        return shepherd_messages[err];
+    }
+#endif
+    return strerror(err);
+}
+
 /* shepherd.py:setup_error_text, sent to the shepherd as "state euid:pid message" */
 static _Noreturn void child_failed(const step_t *s, int stage, int err, const char *filename, int pipe_w) {
     char msg[8192];
-    const char *what = strerror(err);
+    const char *what = sys_message(err);
     if (stage == plan.state_no_cwd) {
         snprintf(msg, sizeof msg, "error: can't chdir to %s: %s", s->cwd, what);
     } else if (stage == plan.state_open_output) {
@@ -615,7 +631,7 @@ static int spawn(const step_t *s, on_pid_fn on_pid, struct rusage *ru, char *set
     memset(ru, 0, sizeof *ru);
     if (pipe2(p, O_CLOEXEC) < 0) {
         snprintf(setup_error, size, "%d %u:%d fork failed: %s", plan.state_before_job, (unsigned)geteuid(),
-                 (int)getpid(), strerror(errno));
+                 (int)getpid(), sys_message(errno));
         return 127 << 8;
     }
     pid_t pid = fork();
@@ -624,7 +640,7 @@ static int spawn(const step_t *s, on_pid_fn on_pid, struct rusage *ru, char *set
         close(p[0]);
         close(p[1]);
         snprintf(setup_error, size, "%d %u:%d fork failed: %s", plan.state_before_job, (unsigned)geteuid(),
-                 (int)getpid(), strerror(e));
+                 (int)getpid(), sys_message(e));
         return 127 << 8;
     }
     if (pid == 0) {
@@ -940,7 +956,7 @@ int main(void) {
         fcntl(fd, F_SETFD, FD_CLOEXEC);  /* the shepherd's own; its children must not get them */
     }
     /* nothing else of the launcher's */
-    if (close_range((unsigned)(FIRST_KEPT_FD + plan.keep), ~0U, 0) < 0) {
+    if (syscall(SYS_close_range, (unsigned)(FIRST_KEPT_FD + plan.keep), ~0U, 0) < 0) {  /* no wrapper in musl */
         for (int fd = FIRST_KEPT_FD + plan.keep; fd < 65536; fd++) {
             close(fd);
         }
