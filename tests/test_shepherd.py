@@ -366,6 +366,60 @@ def test_a_job_deleted_before_its_shepherd_started_is_not_started(tmp):
     assert out == "epilog\n" and report["failed"] == 0 and report["usage"]["start_time"] == "0", (out, report)
 
 
+def test_a_job_whose_set_up_hangs_is_deleted_through_its_pid(tmp, implementation):
+    """A job whose output file is a FIFO nobody reads hangs in its open,
+    before its exec: its pid is in ``job_pid`` all the same (the C
+    shepherd's child, vfork'd, publishes it before any step that may
+    block), and a qdel (the execd's signal_dir) kills it; the shepherd then
+    ends."""
+    import signal
+    import time
+
+    if implementation == "python":
+        pytest.skip("the Python shepherd's posix_spawn opens the outputs before it knows the pid (known limit)")
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    job_dir = tempfile.mkdtemp(dir=tmp)
+    cfg = {
+        "job_id": 1, "task_id": 1, "uid": os.getuid(), "gid": os.getgid(), "cwd": tmp,
+        "stdout_path": fifo, "stderr_path": fifo, "stdin_path": "/dev/null", "merge": True,
+        "shell": "/bin/sh", "binary": True, "command": "true", "args": [], "env": {"PATH": "/usr/bin:/bin"},
+        "procedures": {}, "variables": {}, "pe_variables": {},
+    }
+    import json
+
+    with open(os.path.join(job_dir, "config"), "w") as f:
+        json.dump(cfg, f)
+    pid = start_shepherd(job_dir)
+    try:
+        job_pid = None
+        for _ in range(500):
+            job_pid = task_dir.read_int(os.path.join(job_dir, "job_pid"))
+            if job_pid:
+                break
+            time.sleep(0.01)
+        assert job_pid, "no job_pid while the job's set-up hangs"
+        time.sleep(0.1)
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0), "the shepherd ended: the open did not hang"
+        task_dir.signal_dir(job_dir, signal.SIGKILL)
+        for _ in range(500):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.01)
+        assert done, "the shepherd still waits for its killed job"
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    finally:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # a writer still blocked in its open goes on
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    report = task_dir.read_results(job_dir)
+    assert report["signal"] == signal.SIGKILL or report["exit_status"] == 128 + signal.SIGKILL, report
+
+
 def test_a_starter_method_runs_the_job_with_the_shell_it_replaces_in_its_environment(tmp):
     starter = script(tmp, "starter", 'echo "$SGE_STARTER_SHELL_PATH $SGE_STARTER_SHELL_START_MODE $1"; exec "$@"')
     report, out = run_task(tmp, "/bin/echo", starter_method=starter, args=["hi"], shell="/bin/bash")

