@@ -53,6 +53,7 @@ the commands it runs (minisge/drmaa/README.md).
 """
 
 import ast
+import errno
 import os
 import shutil
 import sys
@@ -114,7 +115,7 @@ class NativeBuild(build_ext):
         messages = os.path.join(self.build_temp, "shepherd_messages.h")
         with open(messages, "w", encoding="utf-8") as f:
             f.write("static const char *const shepherd_messages[] = {\n")
-            f.writelines(f"    {c_string(os.strerror(n))},\n" for n in range(134))
+            f.writelines(f"    {c_string(os.strerror(n))},\n" for n in range(max(errno.errorcode) + 1))
             f.write("};\n")
         flags = ["-std=gnu11", "-O2", "-DSHEPHERD_MESSAGES", "-include", messages]
         musl = shutil.which("musl-gcc")

@@ -507,11 +507,11 @@ static void set_rlimits(const step_t *s) {
 }
 
 /* An errno's text as the Python shepherd (os.strerror) and 8.1.9's shepherd
- * give it: the C library's own, unless the build found another C library's
- * wording in Python's (setup.py: NativeBuild.build_shepherd defines
- * SHEPHERD_MESSAGES, a header of os.strerror(0..N-1), when it links with
- * musl, whose strerror says "Symbolic link loop" where glibc says "Too many
- * levels of symbolic links") */
+ * give it: the build (setup.py: NativeBuild.build_shepherd) defines
+ * SHEPHERD_MESSAGES, a header of Python's os.strerror texts, whatever C
+ * library it links with: musl's strerror says "Symbolic link loop" where
+ * glibc's says "Too many levels of symbolic links"; without it, the C
+ * library's own */
 static const char *sys_message(int err) {
 #ifdef SHEPHERD_MESSAGES
     if (err >= 0 && (size_t)err < sizeof shepherd_messages / sizeof shepherd_messages[0]) {
@@ -633,7 +633,8 @@ static _Noreturn void exec_child(const step_t *s, on_pid_fn on_pid, int pipe_w) 
 }
 
 /* vfork and exec the step's child (no copy of the shepherd's memory for a
- * child that execs at once: ~0.15 ms of CPU a task less than a fork), wait
+ * child that execs at once: 0.1-0.2 ms of the shepherd's CPU a task less
+ * than a fork, bench/bench_shepherd.py), wait
  * for it: its wait status and usage; setup_error gets "state euid:pid
  * message" when it never exec'd */
 static int spawn(const step_t *s, on_pid_fn on_pid, struct rusage *ru, char *setup_error, size_t size) {
@@ -720,15 +721,17 @@ static void exit_status_message(char *buf, size_t size, const char *who, int cod
  * procedure before the job at once; PE stop and epilog run after a qdel too */
 static int before_job;
 
+/* run by the child itself, before its set-up (exec_child) */
 static void procedure_started(pid_t pid) {
     char text[32];
     snprintf(text, sizeof text, "%d\n", (int)pid);
     write_file("proc_pid", text);
     if (before_job && signalled()) {
-        kill(pid, SIGKILL);  /* its group may not exist yet */
+        kill(pid, SIGKILL);
     }
 }
 
+/* run by the child itself, before its set-up (exec_child) */
 static void job_started(pid_t pid) {
     char text[32];
     snprintf(text, sizeof text, "%d\n", (int)pid);
