@@ -266,28 +266,34 @@ def recycle(task_dir: str) -> bool:
     """Make an acknowledged task's directory a spare one for another task:
     each of its :data:`SPARES` files (a plain file with one name) renamed
     to its spare name (the pid file's emptied), every other file removed;
-    False (the caller deletes it) when it holds a directory."""
-    for name, spare in SPARES.items():
-        path = os.path.join(task_dir, name)
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
-            os.rename(path, os.path.join(task_dir, spare))
-    for entry in os.scandir(task_dir):
-        if entry.name in SPARE_NAMES and entry.is_file(follow_symlinks=False) \
-                and entry.stat(follow_symlinks=False).st_nlink == 1:
-            if entry.name == SPARES[PID_FILE]:  # no number: the mark of a claim whose pid is not written yet
-                fd = os.open(entry.path, os.O_WRONLY | os.O_NOFOLLOW)
-                try:
-                    write_pid(fd, NO_PID)
-                finally:
-                    os.close(fd)
-        elif entry.is_dir(follow_symlinks=False):
-            return False
-        else:
-            os.unlink(entry.path)
+    False (the caller deletes it) when it holds a directory.  The directory
+    is read once, and each operation is relative to a descriptor of it (no
+    walk of the spool's path for each): ~90 against ~115 us of CPU a
+    directory (``bench/bench_recycle.py``)."""
+    dfd = os.open(task_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        # what each entry is, all read before anything is changed: a file with two names (a crash
+        # between the pid file's link and its spare's unlink) loses both, whatever their order
+        with os.scandir(dfd) as entries:
+            found = [(e.name, e.stat(follow_symlinks=False) if e.name in SPARES or e.name in SPARE_NAMES else None,
+                      e.is_dir(follow_symlinks=False)) for e in entries]
+        for name, st, is_dir in found:
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                if name in (PID_FILE, SPARES[PID_FILE]):  # no number: the mark of a claim not yet written
+                    fd = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+                    try:
+                        write_pid(fd, NO_PID)
+                    finally:
+                        os.close(fd)
+                spare = SPARES.get(name)
+                if spare is not None:  # over a spare of that name still there: the newer file is kept
+                    os.rename(name, spare, src_dir_fd=dfd, dst_dir_fd=dfd)
+            elif is_dir:
+                return False
+            else:
+                os.unlink(name, dir_fd=dfd)
+    finally:
+        os.close(dfd)
     return True
 
 
