@@ -174,9 +174,8 @@ def report(events: list[tuple[float, str, str]], skip: int = 100) -> None:
         pin = after("pass_in", rec)
         pout = after("pass_out", pin)
         nxt = after("start_in", pout)
-        if None in (rec, pin, pout, nxt):
+        if rec is None or pin is None or pout is None or nxt is None:
             continue
-        assert rec is not None and pin is not None and pout is not None and nxt is not None
         for leg, v in zip(legs, (rec - t, pin - rec, pout - pin, nxt - pout, nxt - t), strict=True):
             leg.append(v)
     print("a slot's way back, from a task's end seen:")

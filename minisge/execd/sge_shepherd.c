@@ -634,9 +634,8 @@ static _Noreturn void exec_child(const step_t *s, on_pid_fn on_pid, int pipe_w) 
 
 /* vfork and exec the step's child (no copy of the shepherd's memory for a
  * child that execs at once: 0.1-0.2 ms of the shepherd's CPU a task less
- * than a fork, bench/bench_shepherd.py), wait
- * for it: its wait status and usage; setup_error gets "state euid:pid
- * message" when it never exec'd */
+ * than a fork, bench/bench_shepherd.py), wait for it: its wait status and
+ * usage; setup_error gets "state euid:pid message" when it never exec'd */
 static int spawn(const step_t *s, on_pid_fn on_pid, struct rusage *ru, char *setup_error, size_t size) {
     int p[2];
     setup_error[0] = '\0';

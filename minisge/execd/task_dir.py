@@ -265,11 +265,11 @@ def claim(task_dir: str) -> bool:
 def recycle(task_dir: str) -> bool:
     """Make an acknowledged task's directory a spare one for another task:
     each of its :data:`SPARES` files (a plain file with one name) renamed
-    to its spare name (the pid file's emptied), every other file removed;
-    False (the caller deletes it) when it holds a directory.  The directory
-    is read once, and each operation is relative to a descriptor of it (no
-    walk of the spool's path for each): ~90 against ~115 us of CPU a
-    directory (``bench/bench_recycle.py``)."""
+    to its spare name (the pid file's cut to :data:`NO_PID`), every other
+    file removed; False (the caller deletes it) when it holds a directory.
+    The directory is read once, and each operation is relative to a
+    descriptor of it (no walk of the spool's path for each): ~90 against
+    ~115 us of CPU a directory (``bench/bench_recycle.py``)."""
     dfd = os.open(task_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         # what each entry is, all read before anything is changed: a file with two names (a crash
