@@ -51,7 +51,7 @@ from minisge.qmaster.qmaster import Qmaster
 from minisge.qmaster.spool import job_relpath
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cell import records, wait_records  # the accounting file, counted as bench_cell counts it
+from bench_cell import size, wait_records  # the accounting file, counted as bench_cell counts it
 
 HOST = "benchhost"
 
@@ -188,7 +188,7 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
         cpus: list[tuple[float, float, float]] = []
         for i in range(runs):
             load = open("/proc/loadavg").read().split()[0]
-            base = records(acct)
+            since = size(acct)
             launcher = launcher_pid(daemon)
             d0, dc0 = cpu_ticks(daemon)
             df0 = faults(daemon)[1]
@@ -198,7 +198,7 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             t0 = time.perf_counter()
             subprocess.run([os.path.join(bindir, "qsub"), "-t", f"1-{tasks}", "-b", "y", "-o", "/dev/null", "-j", "y",
                             "/bin/true"], env=env, check=True, capture_output=True, cwd="/tmp")
-            t1 = wait_records(acct, base + tasks)
+            t1 = wait_records(acct, since, tasks)
             rates.append(tasks / (t1 - t0))
             time.sleep(0.2)  # the last shepherds reaped by the launcher
             d1, dc1 = cpu_ticks(daemon)

@@ -65,21 +65,48 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
-def records(path: str) -> int:
+def size(path: str) -> int:
+    """The accounting file's size now: where the records of what comes next begin."""
     try:
-        with open(path) as f:
-            return sum(1 for ln in f if ln[:1] != "#" and len(ln) > 1)
+        return os.path.getsize(path)
     except FileNotFoundError:
         return 0
 
 
-def wait_records(path: str, n: int, timeout: float = 600) -> float:
+class AccountingTail:
+    """The records appended to an accounting file from byte ``since`` on,
+    counted as they come: each :meth:`count` reads only what was added
+    since the one before (a poll that read the whole file again cost the
+    machine being measured ~1 ms at 5,000 records, every 10 ms)."""
+
+    def __init__(self, path: str, since: int = 0):
+        self.path = path
+        self.offset = since
+        self.rest = b""  # a line not yet whole
+        self.records = 0
+
+    def count(self) -> int:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return self.records
+        self.offset += len(data)
+        *lines, self.rest = (self.rest + data).split(b"\n")
+        self.records += sum(1 for ln in lines if ln and ln[:1] != b"#")
+        return self.records
+
+
+def wait_records(path: str, since: int, n: int, timeout: float = 900, poll: float = 0.01) -> float:
+    """When (perf_counter) the file held ``n`` records after byte ``since``."""
+    tail = AccountingTail(path, since)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if records(path) >= n:
+        if tail.count() >= n:
             return time.perf_counter()
-        time.sleep(0.01)
-    raise SystemExit(f"timed out waiting for {n} accounting records")
+        time.sleep(poll)
+    raise SystemExit(f"timed out waiting for {n} accounting records in {path}")
 
 
 def spool_pending(env: dict, n: int) -> tuple[int, float]:
@@ -234,20 +261,20 @@ def main() -> None:
               f"(max {max(lat_after) * 1000:.0f} ms)")
 
         # --- throughput: a qsub loop, then one array
-        base = records(acct)
+        since = size(acct)
         t0 = time.perf_counter()
         for _ in range(args.jobs):
             subprocess.run([cmd("qsub"), "-b", "y", "-o", "/dev/null", "-j", "y", "/bin/true"], env=env,
                            capture_output=True, cwd="/tmp")
         t_sub = time.perf_counter() - t0
-        t1 = wait_records(acct, base + args.jobs)
+        t1 = wait_records(acct, since, args.jobs)
         print(f"{args.jobs} /bin/true jobs from a qsub loop: submitted in {t_sub:.1f} s, "
               f"all accounted after {t1 - t0:.1f} s ({args.jobs / (t1 - t0):.1f} jobs/s)")
-        base = records(acct)
+        since = size(acct)
         t0 = time.perf_counter()
         subprocess.run([cmd("qsub"), "-t", f"1-{args.jobs}", "-b", "y", "-o", "/dev/null", "-j", "y", "/bin/true"],
                        env=env, check=True, capture_output=True, cwd="/tmp")
-        t1 = wait_records(acct, base + args.jobs)
+        t1 = wait_records(acct, since, args.jobs)
         print(f"{args.jobs}-task array of /bin/true: all accounted after {t1 - t0:.1f} s "
               f"({args.jobs / (t1 - t0):.1f} tasks/s)")
 

@@ -42,6 +42,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_cell import size, wait_records  # the accounting file, counted as bench_cell counts it
 
 from minisge import protocol
 from minisge.formats import submit_options
@@ -64,32 +67,6 @@ def cmd(name: str) -> str:
     if not os.path.exists(path):
         raise SystemExit(f"{path} not found: pip install . first")
     return path
-
-
-def records(path: str, since: int = 0) -> int:
-    """The accounting records in ``path`` from byte ``since`` on."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(since)
-            return sum(1 for ln in f if ln[:1] != b"#" and len(ln) > 1)
-    except FileNotFoundError:
-        return 0
-
-
-def size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except FileNotFoundError:
-        return 0
-
-
-def wait_records(path: str, since: int, n: int, timeout: float = 900) -> float:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if records(path, since) >= n:
-            return time.perf_counter()
-        time.sleep(0.02)
-    raise SystemExit(f"timed out waiting for {n} accounting records in {path}")
 
 
 def submit_over_connection(sock_path: str, n: int, req: dict) -> None:
