@@ -104,3 +104,22 @@ def test_load_scaling_scales_the_values_thresholds_and_qstat_see(qm):
     assert "a" in qm.load_control.qstat_view(qm.config.cqueues["all.q"], "h1")
     qm.config.exec_hosts["h1"] = attrs.evolve(eh, load_scaling=(("np_load_avg", 1.0),))
     assert qm.schedule() != []
+
+
+def test_the_load_sort_reads_each_new_load_report_and_formula(qm):
+    """A host's load_formula value is kept between passes (ConfigState._load_of)
+    only while its load report and the formula are the same."""
+    def value() -> float:
+        snap = qm.config.snapshot(qm.jobs, qm.execds)
+        assert snap.load_of is not None
+        return snap.load_of(snap.hosts["h1"])
+
+    qm.config.load_values["h1"] = dict(LOW)
+    assert value() == pytest.approx(0.10)
+    assert value() == pytest.approx(0.10)
+    qm.config.load_values["h1"] = dict(HIGH)
+    assert value() == pytest.approx(9.0)
+    qm.config.sched_conf = attrs.evolve(qm.config.sched_conf, load_formula="np_load_avg+load_avg*2")
+    assert value() == pytest.approx(27.0)
+    qm.config.load_values["h1"] = {"load_avg": "1.00"}  # no np_load_avg: sorts last, as 9999
+    assert value() == 9999

@@ -54,6 +54,8 @@ log = logging.getLogger("minisge.qmaster")
 CENTRY_FIELDS = ("name", "shortcut", "type", "relop", "requestable", "consumable", "default", "urgency")
 # queue_conf(5) initial_state: the kinds whose change can add or remove queue instances
 QINSTANCE_KINDS = ("cqueues", "hostgroups")
+#: the load_formula values kept between passes (:meth:`ConfigState._load_of`): a few for each host
+MAX_FORMULA_VALUES = 1024
 
 
 class RequestError(Exception):
@@ -154,6 +156,8 @@ class ConfigState:
         self._references_cache: tuple[tuple[Any, ...], tuple[list[str], bool]] | None = None
         self._start_facts: tuple[tuple[Any, ...], dict[str, Any]] | None = None  # start_facts: the last one
         self._flags: tuple[sge_conf.Configuration, tuple[bool, bool, bool]] | None = None  # _global_flags: the last
+        # _load_of: a host's load_formula value by the formula and the load values it was computed from
+        self._formula_values: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
         self.running_jobs = RunningJobs(job_duration)  # what the passes count of each job
 
     # ------------------------------------------------------------ loading
@@ -734,11 +738,20 @@ class ConfigState:
     def _load_of(self):
         """sched_conf(5): with ``queue_sort_method load`` queue instances are
         ordered by the ``load_formula`` of their host's load values (a host
-        that reported no value of the formula sorts last, as 9999)."""
+        that reported no value of the formula sorts last, as 9999).  A
+        host's value is kept for the next passes while the formula and its
+        load report are the same (a report comes every load_report_time, a
+        pass with every change: parsing its ~25 values again cost a pass
+        ~20 us a host)."""
         sc = sched_conf
         formula = self.sched_conf.load_formula
+        known = self._formula_values
 
         def load_of(host: scheduler.HostInfo) -> float:
+            key = (formula, tuple(host.load.items()))
+            value = known.get(key)
+            if value is not None:
+                return value
             values = {}
             for k, v in host.load.items():
                 try:
@@ -746,9 +759,13 @@ class ConfigState:
                 except SpecifierError:
                     pass
             try:
-                return sc.evaluate_load_formula(formula, values)
+                value = sc.evaluate_load_formula(formula, values)
             except SpecifierError:
-                return sc.ERROR_LOAD_VAL
+                value = sc.ERROR_LOAD_VAL
+            if len(known) >= MAX_FORMULA_VALUES:
+                known.clear()
+            known[key] = value
+            return value
 
         return load_of
 
