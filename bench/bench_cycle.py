@@ -27,6 +27,16 @@ Wall-clock figures: they move with the machine's load (the rate is printed
 beside them); the wrappers themselves cost the daemon a few microseconds a
 call.
 
+Then the daemon's main thread's CPU per task, step by step
+(``time.thread_time`` around each of :data:`CPU_STEPS` in the injected
+module: the pass, the job files, the end recorded, the execd's start, the
+spawn, the end read, the directory's and TMPDIR's recycling), and what the
+steps leave of the main thread's CPU from the first start to the last end
+recorded (the trio loop, the messages, each shepherd's watch, the
+acknowledgements).  These are the costs in the running cell, where the
+jobs and shepherds share the cores and their caches: two to three times
+what the same calls cost in a loop of their own.
+
     python bench/bench_cycle.py [--tasks 2000] [--slots 2]
 """
 
@@ -51,13 +61,55 @@ import atexit, os, sys, threading, time
 
 EVENTS = []
 OUT = os.environ["MINISGE_BENCH_CYCLE_OUT"]
+CPU = {}  # step -> [calls, CPU seconds of the calling thread]
+SPAN = []  # the main thread's CPU clock at the first task's start and at the last end recorded
+
+# the daemon's steps whose CPU is summed (time.thread_time, the calling thread's own CPU,
+# its system calls' included): (module, class or None, function, label)
+CPU_STEPS = [
+    ("minisge.qmaster.qmaster", "Qmaster", "schedule", "qmaster: the pass (Qmaster.schedule)"),
+    ("minisge.qmaster.qmaster", "Qmaster", "flush", "qmaster: the job files (Qmaster.flush)"),
+    ("minisge.qmaster.qmaster", "Qmaster", "task_finished", "qmaster: the end recorded (Qmaster.task_finished)"),
+    ("minisge.execd.execd", "Execd", "start", "execd: directory, config, TMPDIR (Execd.start)"),
+    ("minisge.execd.execd", "Execd", "spawn_c_shepherd", "execd: the plan and posix_spawn (spawn_c_shepherd)"),
+    ("minisge.execd.execd", None, "end_report", "execd: the shepherd's files read (end_report)"),
+    ("minisge.execd.execd", "Execd", "remove_dir", "execd: the directory out (Execd.remove_dir)"),
+    ("minisge.execd.execd", None, "recycle_dirs", "execd: the directories recycled (recycle_dirs)"),
+    ("minisge.execd.tmpdir", "SpareTmpdirs", "set_aside", "execd: the TMPDIR set aside (SpareTmpdirs.set_aside)"),
+]
+
+
+def _cpu_wrap(owner, name, label):
+    f = getattr(owner, name)
+    acc = CPU.setdefault(label, [0, 0.0])
+
+    def timed(*a, **k):
+        t0 = time.thread_time()
+        try:
+            return f(*a, **k)
+        finally:
+            acc[0] += 1
+            acc[1] += time.thread_time() - t0
+    setattr(owner, name, timed)
+
+
+def _cpu_wrap_module(mod_name):
+    mod = sys.modules[mod_name]
+    for m, cls, name, label in CPU_STEPS:
+        if m == mod_name:
+            _cpu_wrap(getattr(mod, cls) if cls else mod, name, label)
 
 
 def _wrap_all():
     done = set()
-    while len(done) < 3:
+    while len(done) < 4:
         time.sleep(0.002)
         try:
+            tmp = sys.modules.get("minisge.execd.tmpdir")
+            if tmp is not None and "tmpdir" not in done:
+                tmp.SpareTmpdirs  # noqa: B018 - still being imported: AttributeError
+                _cpu_wrap_module("minisge.execd.tmpdir")
+                done.add("tmpdir")
             lw = sys.modules.get("minisge.execd.limit_watch")
             if lw is not None and "follow" not in done:
                 cls = lw.LimitWatch
@@ -73,9 +125,13 @@ def _wrap_all():
             ex = sys.modules.get("minisge.execd.execd")
             if ex is not None and "execd" not in done:
                 cls = ex.Execd
+                ex.recycle_dirs  # noqa: B018 - the module's last names: AttributeError while it is imported
+                _cpu_wrap_module("minisge.execd.execd")
                 start, report_end = cls.start, cls.report_end
 
                 def traced_start(self, msg, _f=start):
+                    if not SPAN:
+                        SPAN.append(time.thread_time())
                     key = f"job {msg['job_id']}.{msg['task_id']}"
                     EVENTS.append((time.perf_counter(), "start_in", key))
                     r = _f(self, msg)
@@ -90,6 +146,7 @@ def _wrap_all():
             qm = sys.modules.get("minisge.qmaster.qmaster")
             if qm is not None and "qmaster" not in done:
                 cls = qm.Qmaster
+                _cpu_wrap_module("minisge.qmaster.qmaster")
                 schedule, task_finished = cls.schedule, cls.task_finished
 
                 def traced_schedule(self, _f=schedule):
@@ -100,7 +157,11 @@ def _wrap_all():
 
                 def traced_task_finished(self, *a, _f=task_finished, **k):
                     EVENTS.append((time.perf_counter(), "recorded", ""))
-                    return _f(self, *a, **k)
+                    try:
+                        return _f(self, *a, **k)
+                    finally:
+                        del SPAN[1:]
+                        SPAN.append(time.thread_time())
                 cls.schedule, cls.task_finished = traced_schedule, traced_task_finished
                 done.add("qmaster")
         except AttributeError:
@@ -111,10 +172,16 @@ def _dump():
     if EVENTS:
         with open(f"{OUT}/events.{os.getpid()}", "w") as f:
             f.writelines(f"{t:.6f} {kind} {what}\n" for t, kind, what in EVENTS)
+        with open(f"{OUT}/cpu.{os.getpid()}", "w") as f:
+            f.writelines(f"{calls}\t{spent:.6f}\t{label}\n" for label, (calls, spent) in CPU.items())
+            if len(SPAN) == 2:
+                f.write(f"0\t{SPAN[1] - SPAN[0]:.6f}\tthe main thread in all\n")
 
 
 def _go():
     EVENTS.clear()
+    CPU.clear()
+    SPAN.clear()
     threading.Thread(target=_wrap_all, daemon=True).start()
 
 
@@ -188,6 +255,31 @@ def report(events: list[tuple[float, str, str]], skip: int = 100) -> None:
     print(f"tasks per pass: {len(tasks) / max(1, passes):.2f} ({len(tasks)} tasks, {passes} passes)")
 
 
+def report_cpu(out: str, tasks: int) -> None:
+    """The daemon's main thread's CPU per task, step by step, and what the
+    steps leave (the trio loop, the messages between qmaster and execd, the
+    watch of each shepherd, the acknowledgements, the accounting syncer's turns)."""
+    files = glob.glob(os.path.join(out, "cpu.*"))
+    if not files:
+        return
+    steps: list[tuple[str, int, float]] = []
+    whole = None
+    with open(max(files, key=os.path.getsize)) as f:
+        for line in f:
+            calls, spent, label = line.rstrip("\n").split("\t", 2)
+            if label == "the main thread in all":
+                whole = float(spent)
+            else:
+                steps.append((label, int(calls), float(spent)))
+    print("the daemon's main thread, CPU per task (time.thread_time: its system calls' included):")
+    for label, calls, spent in steps:
+        print(f"  {label:<58} {spent / tasks * 1e6:7.1f} us  ({calls / tasks:.2f} calls a task)")
+    if whole is not None:
+        rest = whole - sum(spent for _, _, spent in steps)
+        print(f"  {'the rest (loop, messages, watches, acknowledgements)':<58} {rest / tasks * 1e6:7.1f} us")
+        print(f"  {'in all, the first start to the last end recorded':<58} {whole / tasks * 1e6:7.1f} us")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--tasks", type=int, default=2000)
@@ -208,6 +300,7 @@ def main() -> None:
             sys.exit(run.stdout + run.stderr)
         print(run.stdout.strip().splitlines()[-1].replace("median of 1: ", ""))
         report(load(work))
+        report_cpu(work, args.tasks)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
