@@ -72,7 +72,7 @@ CPU_STEPS = [
     ("minisge.qmaster.qmaster", "Qmaster", "task_finished", "qmaster: the end recorded (Qmaster.task_finished)"),
     ("minisge.execd.execd", "Execd", "start", "execd: directory, config, TMPDIR (Execd.start)"),
     ("minisge.execd.execd", "Execd", "spawn_c_shepherd", "execd: the plan and posix_spawn (spawn_c_shepherd)"),
-    ("minisge.execd.execd", None, "end_report", "execd: the shepherd's files read (end_report)"),
+    ("minisge.execd.execd", None, "end_report_written", "execd: the shepherd's files read (end_report_written)"),
     ("minisge.execd.execd", "Execd", "remove_dir", "execd: the directory out (Execd.remove_dir)"),
     ("minisge.execd.execd", None, "recycle_dirs", "execd: the directories recycled (recycle_dirs)"),
     ("minisge.execd.tmpdir", "SpareTmpdirs", "set_aside", "execd: the TMPDIR set aside (SpareTmpdirs.set_aside)"),

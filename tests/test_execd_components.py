@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,10 +17,10 @@ import trio
 
 from minisge.cell import Cell
 from minisge.execd import task_dir
-from minisge.execd.execd import Execd, empty_dir, recycle_dirs, task_key
+from minisge.execd.execd import Execd, empty_dir, recycle_dirs, spare_task_dirs, task_key
 from minisge.execd.job_control import ExecdJobControl
 from minisge.execd.limit_watch import LimitWatch
-from minisge.execd.task_dir import SPARES
+from minisge.execd.task_dir import SPARES, TASK_DIR_MODE
 from minisge.rules import exit_codes
 
 # ------------------------------------------------------------ the shepherd's states
@@ -283,3 +284,29 @@ def test_acknowledged_task_directories_are_recycled_for_new_tasks(tmp_path: Path
     with pytest.raises(FileExistsError):  # never over a directory that is there
         execd.make_task_dir(d)
     assert len(execd.spare_dirs) == 1
+
+
+def test_spare_task_directories_get_the_task_directory_mode_at_the_start_and_keep_it(tmp_path: Path) -> None:
+    """A task that takes a spare directory keeps its mode (no chmod a task):
+    the spares an earlier execd left get TASK_DIR_MODE when the execd starts;
+    what is no directory there is left out, a link not followed."""
+    async def report(msg: dict[str, object]) -> None:
+        pass
+
+    execd = Execd(Cell(str(tmp_path / "root")), "h1", report)
+    for path in (execd.active, execd.spare_root):
+        os.makedirs(path)
+    os.mkdir(os.path.join(execd.spare_root, "5.1-1"))
+    os.chmod(os.path.join(execd.spare_root, "5.1-1"), 0o755)  # as an older execd or an admin left it
+    Path(execd.spare_root, "planted").write_text("x")
+    outside = tmp_path / "outside"
+    outside.mkdir(mode=0o755)
+    os.chmod(outside, 0o755)
+    os.symlink(outside, os.path.join(execd.spare_root, "link"))
+    execd.spare_dirs = spare_task_dirs(execd.spare_root)
+    assert execd.spare_dirs == ["5.1-1"]
+    assert stat.S_IMODE(os.stat(os.path.join(execd.spare_root, "5.1-1")).st_mode) == TASK_DIR_MODE
+    assert stat.S_IMODE(os.stat(outside).st_mode) == 0o755
+    d = execd.job_dir(6, 1)
+    assert execd.make_task_dir(d) is True and stat.S_IMODE(os.stat(d).st_mode) == TASK_DIR_MODE
+    assert execd.make_task_dir(execd.job_dir(6, 2)) is False  # no spare left: made (start() sets its mode)

@@ -148,6 +148,24 @@ def test_a_spare_tmpdir_is_not_renamed_over_what_is_at_the_path(tmp_path: Path) 
     assert os.listdir(path) == ["theirs"] and os.path.isdir(spare)  # the spare is still there
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another group needs root")
+def test_a_spare_tmpdir_of_another_group_is_given_the_tasks_group(tmp_path: Path) -> None:
+    tmpdirs = SpareTmpdirs(str(tmp_path / "old_tmpdirs"))
+    tmpdirs.open()
+    (tmp_path / "5.1.all.q").mkdir()
+    assert tmpdirs.set_aside(str(tmp_path / "5.1.all.q"))
+    tmpdirs.spares = tmpdirs.tidy()
+    for gid in (54321, os.getgid()):  # another group (its owner's job of another -g), then the same again
+        spare = tmpdirs.take(os.getuid())
+        assert spare is not None
+        path = str(tmp_path / f"6.{gid}.all.q")
+        assert make_tmpdir(path, os.getuid(), gid, spare) == (path, [])
+        st = os.lstat(path)
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (os.getuid(), gid, 0o755)
+        assert tmpdirs.set_aside(path)
+        tmpdirs.spares = tmpdirs.tidy()
+
+
 def test_a_tmpdir_on_another_file_system_is_not_set_aside(tmp_path: Path) -> None:
     if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
         pytest.skip("needs /dev/shm on a file system of its own")
@@ -245,6 +263,21 @@ def test_a_lost_state_that_cannot_be_written_is_in_the_report_alone(tmp_path: Pa
     d = tmp_path / "gone"  # no directory to write in: as a full disk
     report = task_dir.end_report(str(d), died_through_signal=True)
     assert report["failed"] == 17 and not task_dir.has_ended(str(d))
+    assert task_dir.end_report_written(str(d), died_through_signal=True) == (report, False)
+
+
+def test_the_end_report_says_whether_its_marker_is_on_disk_as_has_ended_would(tmp_path: Path) -> None:
+    """end_report_written: read (the shepherd wrote it), written (a lost
+    shepherd's state), or neither (above): what has_ended says after it."""
+    ended, lost = str(tmp_path / "ended"), str(tmp_path / "lost")
+    os.mkdir(ended)
+    os.mkdir(lost)
+    task_dir.write_marker(os.path.join(ended, "exit_status"), task_dir.end_marker(0, {"exit_status": 4, "signal": 0}))
+    report, written = task_dir.end_report_written(ended, died_through_signal=False)
+    assert written and task_dir.has_ended(ended) and (report["failed"], report["exit_status"]) == (0, 4)
+    report, written = task_dir.end_report_written(lost, died_through_signal=False)
+    assert written and task_dir.has_ended(lost)
+    assert report == task_dir.read_results(lost) and report["failed"] != 0
 
 
 def test_a_tasks_pid_file_is_claimed_once(tmp_path: Path) -> None:

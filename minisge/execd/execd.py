@@ -63,6 +63,7 @@ from minisge.execd.task_dir import (
     TaskKey,
     claim,
     end_report,
+    end_report_written,
     has_ended,
     is_kept,
     keep,
@@ -162,7 +163,7 @@ class Execd:
         os.makedirs(self.removing, mode=0o700, exist_ok=True)
         os.makedirs(self.spare_root, mode=0o700, exist_ok=True)
         self.tmpdirs.open()
-        self.spare_dirs = os.listdir(self.spare_root)
+        self.spare_dirs = spare_task_dirs(self.spare_root)
         secure_spool(self.spool)  # task directories written before with other modes
         self.params.current()  # says at once which execd_params have no effect
         async with trio.open_nursery() as nursery:
@@ -286,18 +287,20 @@ class Execd:
                 self.spare_dirs.extend(recycle_dirs(self.removing, self.spare_root, room, names[i:i + RECYCLE_TURN]))
                 await trio.lowlevel.checkpoint()
 
-    def make_task_dir(self, d: str) -> None:
-        """The task directory ``d``, new: a spare one renamed to it, else
-        made (FileExistsError when ``d`` is there)."""
+    def make_task_dir(self, d: str) -> bool:
+        """The task directory ``d``, new: a spare one renamed to it (True:
+        its mode is TASK_DIR_MODE already, see :meth:`run`), else made
+        (FileExistsError when ``d`` is there)."""
         while self.spare_dirs:
             if os.path.lexists(d):
                 raise FileExistsError(d)
             try:
                 os.rename(os.path.join(self.spare_root, self.spare_dirs.pop()), d)
-                return
+                return True
             except FileNotFoundError:
                 continue  # an admin removed it
         os.mkdir(d, TASK_DIR_MODE)
+        return False
 
     def start(self, msg: Mapping[str, Any]) -> RunningTask | None:
         """Set a task up: its directory, config, TMPDIR (in that order: a
@@ -307,8 +310,9 @@ class Execd:
         if key in self.running:
             return None
         d = self.job_dir(*key)
+        recycled = False
         try:
-            self.make_task_dir(d)  # the usual case: a new directory, nothing of an earlier run in it
+            recycled = self.make_task_dir(d)  # the usual case: a new directory, nothing of an earlier run in it
         except FileExistsError:
             if has_ended(d):
                 # an earlier run of a re-queued task (exit 99, a failed prolog) whose
@@ -320,7 +324,8 @@ class Execd:
             os.makedirs(d, exist_ok=True)
         except FileNotFoundError:  # active_jobs itself is gone
             os.makedirs(d, exist_ok=True)
-        os.chmod(d, TASK_DIR_MODE)  # the config in it holds the job's environment (whatever the umask)
+        if not recycled:  # the config in it holds the job's environment (whatever the umask)
+            os.chmod(d, TASK_DIR_MODE)
         cfg = build_task_config(msg, self.host, self.cell, d)
         hostfile = msg.get("pe_hostfile")
         cores = self.bind(cfg, msg["spec"].get("binding"))
@@ -498,8 +503,7 @@ class Execd:
         if launch and task.pid is not None and not task.spawned:  # the launcher saw how it ended
             status = await self.launcher.exit_status(task.pid)
             died_through_signal = status is not None and os.WIFSIGNALED(status)
-        report = await self.read_end(key, task.dir, died_through_signal, cfg or None)
-        written = has_ended(task.dir)
+        report, written = await self.read_end(key, task.dir, died_through_signal, cfg or None)
         if report.get("usage") and sampled is not None:
             report["usage"].update(sampled.fields())  # the PDC's cpu, mem, io, maxvmem
         report.update(op="task_end", job_id=key[0], task_id=key[1], host=self.host)
@@ -553,12 +557,13 @@ class Execd:
                 await trio.sleep(delay)
 
     async def read_end(self, key: TaskKey, task_dir: str, died_through_signal: bool,
-                       config: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The task's end report (:func:`minisge.execd.task_dir.end_report`),
-        read again later while its files cannot be read."""
+                       config: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
+        """The task's end report and whether its end marker is on disk
+        (:func:`minisge.execd.task_dir.end_report_written`), read again
+        later while its files cannot be read."""
         for delay in retry_delays():
             try:
-                return end_report(task_dir, died_through_signal, config)
+                return end_report_written(task_dir, died_through_signal, config)
             except OSError:
                 log.exception("cannot read the end of job %d.%d: tried again in %.0f s", *key, delay)
                 await trio.sleep(delay)
@@ -599,6 +604,26 @@ def recycle_dirs(removing: str, spare_root: str, room: int, names: Iterable[str]
                 pass  # deleted instead
         shutil.rmtree(path, ignore_errors=True)
     return made
+
+
+def spare_task_dirs(spare_root: str) -> list[str]:
+    """The recycled task directories an earlier execd left in ``spare_root``,
+    each given TASK_DIR_MODE now (a task that takes one keeps its mode:
+    :meth:`Execd.make_task_dir`); one that cannot be is left out."""
+    names = []
+    for name in os.listdir(spare_root):
+        try:
+            fd = os.open(os.path.join(spare_root, name), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # no directory (recycle_dirs puts only directories there)
+        try:
+            os.fchmod(fd, TASK_DIR_MODE)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        names.append(name)
+    return names
 
 
 def empty_dir(path: str) -> None:

@@ -393,12 +393,21 @@ def end_marker(failed: int, usage: dict[str, Any] | None) -> str:
 def read_results(task_dir: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the shepherd left: the report to send to the qmaster (``config``:
     the task's config when the caller has it, else it is read)."""
+    return _read_results(task_dir, config)[0]
+
+
+def _read_results(task_dir: str, config: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
+    """:func:`read_results`, and whether the end marker was there."""
     report: dict[str, Any] = {}
     marker: list[str] = []
+    ended = True
     try:
         marker = read_small(os.path.join(task_dir, END_MARKER)).split()
         report["failed"] = int(marker[0])
-    except (FileNotFoundError, ValueError, IndexError):
+    except FileNotFoundError:
+        ended = False
+        report["failed"] = exit_codes.ESSTATE_NO_EXITSTATUS
+    except (ValueError, IndexError):
         report["failed"] = exit_codes.ESSTATE_NO_EXITSTATUS
     try:
         usage = parse_usage(read_small(os.path.join(task_dir, "usage")))
@@ -424,7 +433,7 @@ def read_results(task_dir: str, config: dict[str, Any] | None = None) -> dict[st
         dispatched = None
     if isinstance(dispatched, (int, float)):
         report["dispatched"] = dispatched
-    return report
+    return report, ended
 
 
 def end_report(task_dir: str, died_through_signal: bool, config: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -434,14 +443,23 @@ def end_report(task_dir: str, died_through_signal: bool, config: dict[str, Any] 
     written down, so the end is reported at the next connection too; when
     even that cannot be written (a full disk), the state is in the report
     alone (:func:`has_ended` stays False)."""
-    if has_ended(task_dir):
-        return read_results(task_dir, config)
+    return end_report_written(task_dir, died_through_signal, config)[0]
+
+
+def end_report_written(task_dir: str, died_through_signal: bool,
+                       config: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
+    """:func:`end_report`, and whether its end marker is on disk now (what
+    :func:`has_ended` would say after it, known without asking the disk
+    again: the marker was read, or written)."""
+    report, ended = _read_results(task_dir, config)
+    if ended:
+        return report, True
     state = exit_codes.lost_shepherd_state(died_through_signal)
     try:
         write_marker(os.path.join(task_dir, END_MARKER), f"{state}\n")
     except OSError:
-        return dict(read_results(task_dir, config), failed=state)
-    return read_results(task_dir, config)
+        return dict(report, failed=state), False
+    return read_results(task_dir, config), True
 
 
 def recovered_task(task_dir: str) -> RunningTask:

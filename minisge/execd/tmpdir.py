@@ -110,7 +110,8 @@ def _take_spare(spare: str, pfd: int, name: str, uid: int, gid: int) -> bool:
     except OSError:
         return False
     try:
-        if os.fstat(fd).st_uid != uid:
+        st = os.fstat(fd)
+        if st.st_uid != uid:
             return False
         try:
             os.lstat(name, dir_fd=pfd)
@@ -120,9 +121,9 @@ def _take_spare(spare: str, pfd: int, name: str, uid: int, gid: int) -> bool:
         # (an empty directory put there since would be replaced, as make_tmpdir removes what is in the
         # way; a link, a file or a directory with something in it makes the rename fail)
         os.rename(spare, name, dst_dir_fd=pfd)
-        if os.geteuid() == 0:
+        if st.st_gid != gid and os.geteuid() == 0:  # (mostly its group already: a system call less a task)
             os.fchown(fd, uid, gid)
-        os.fchmod(fd, MODE)
+        os.fchmod(fd, MODE)  # (0700 while it was set aside)
         return True
     except OSError:
         return False
