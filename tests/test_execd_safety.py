@@ -526,7 +526,9 @@ def test_a_c_shepherd_the_execd_spawned_claims_its_task_itself_and_runs_no_claim
         if claimed:
             assert task_dir.claim(str(d))
         out = tmp_path / f"out{int(claimed)}"
-        plan = shepherd_plan.plan(str(d), batch_config(tmp_path, command="echo ran", stdout_path=str(out),
+        # the job (sh -c) tells what its parent, the shepherd, holds on 0-2: /dev/null it opened itself
+        command = "echo ran; readlink /proc/$PPID/fd/0 /proc/$PPID/fd/1 /proc/$PPID/fd/2"
+        plan = shepherd_plan.plan(str(d), batch_config(tmp_path, command=command, stdout_path=str(out),
                                                        stderr_path=str(out)))
         assert plan is not None
         pid = launcher.spawn_shepherd(shepherd_plan.BINARY, 1, None, plan, [])
@@ -535,6 +537,7 @@ def test_a_c_shepherd_the_execd_spawned_claims_its_task_itself_and_runs_no_claim
             assert os.WEXITSTATUS(status) == 1 and not out.exists() and task_dir.read_int(str(d / "pid")) is None
             assert not (d / "exit_status").exists()
         else:
-            assert status == 0 and out.read_text() == "ran\n" and (d / "pid").read_text() == f"{pid}\n"
+            assert status == 0 and out.read_text() == "ran\n" + "/dev/null\n" * 3
+            assert (d / "pid").read_text() == f"{pid}\n"
             assert (d / "exit_status").read_text() == "0 0 0\n"
             assert not (d / task_dir.SPARES["pid"]).exists()

@@ -140,14 +140,18 @@ def become_shepherd(task_dir: str, job_id: int, pid_fd: int, keep: Sequence[int]
 def spawn_shepherd(binary: str, job_id: int, pid_fd: int | None, plan: bytes, keep: Sequence[int],
                    env: Mapping[bytes, bytes] | None = None) -> int:
     """posix_spawn the C shepherd (``sge_shepherd.c``, its descriptors:
-    0-2 /dev/null, 3 the ``pid`` file, 4 the plan in a memfd, 5.. ``keep``),
-    in a session of its own, named as 8.1.9's: ``sge_shepherd-JOBID -bg``.
-    With no ``pid_fd`` the shepherd claims the task itself (the execd's
-    way: a claim made before the spawn would outlive an execd killed in
-    between, and its task would be counted lost instead of started again).
-    ``env``: the caller's environment as it was when it started (a copy of
-    os.environb made once: read through os.environ, each of its variables
-    is decoded again at every spawn); None: os.environ."""
+    3 the ``pid`` file, 4 the plan in a memfd, 5.. ``keep``; it opens
+    /dev/null on 0-2 itself), in a session of its own, named as 8.1.9's:
+    ``sge_shepherd-JOBID -bg``.  With no ``pid_fd`` the shepherd claims the
+    task itself (the execd's way: a claim made before the spawn would
+    outlive an execd killed in between, and its task would be counted lost
+    instead of started again).  ``env``: the caller's environment as it was
+    when it started (a copy of os.environb made once: read through
+    os.environ, each of its variables is decoded again at every spawn);
+    None: os.environ.  Each file action costs the caller's thread, which
+    waits for the exec, a system call in the child and a lookup of the
+    descriptor limit: there is one for each descriptor handed over, and
+    none to move them first unless one is where another goes."""
     memfd = os.memfd_create("sge_shepherd-plan", os.MFD_CLOEXEC)
     high: list[int] = []
     try:
@@ -155,15 +159,12 @@ def spawn_shepherd(binary: str, job_id: int, pid_fd: int | None, plan: bytes, ke
         while view:
             view = view[os.write(memfd, view):]
         os.lseek(memfd, 0, os.SEEK_SET)
-        # above every target first: no dup2 overwrites a source not yet copied
-        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in (memfd, *keep)]
-        actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDWR, 0),
-                                          (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)]
-        if pid_fd is None:
-            actions.append((os.POSIX_SPAWN_DUP2, 0, 3))
-        else:
-            high.insert(0, fcntl.fcntl(pid_fd, fcntl.F_DUPFD_CLOEXEC, 64))
-        actions += [(os.POSIX_SPAWN_DUP2, fd, 3 + i + (pid_fd is None)) for i, fd in enumerate(high)]
+        sources = [memfd, *keep] if pid_fd is None else [pid_fd, memfd, *keep]
+        first = 4 if pid_fd is None else 3
+        if any(fd < first + len(sources) for fd in sources):
+            # above every target first: no dup2 overwrites a source not yet copied
+            sources = high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in sources]
+        actions = [(os.POSIX_SPAWN_DUP2, fd, first + i) for i, fd in enumerate(sources)]
         # the execd's environment, as 8.1.9's shepherd has it (its children's is in the plan)
         return os.posix_spawn(binary, [f"sge_shepherd-{job_id}", "-bg"], os.environ if env is None else env,
                               file_actions=actions, setsid=True,

@@ -8,10 +8,13 @@
  * for every task but an interactive one:
  *
  *     argv:  sge_shepherd-JOBID -bg          (what ps shows, as 8.1.9's)
- *     fd 0-2 /dev/null
+ *     fd 0-2 whatever the starter had there: the shepherd opens /dev/null on
+ *            them first (a file action of the spawn would cost the execd's
+ *            loop, which waits for the exec, a system call and a lookup of
+ *            its descriptor limit each)
  *     fd 3   the task's pid file, created by the launcher (the claim): the
  *            shepherd writes its pid into it and closes it; or, started by
- *            the execd (plan key claim=1), /dev/null: the shepherd claims
+ *            the execd (plan key claim=1), nothing of its: the shepherd claims
  *            the task itself, creating the pid file exclusively as the
  *            launcher does (task_dir.py:create_pid_file), so that an execd
  *            killed between its spawn and the claim leaves a task a
@@ -933,7 +936,25 @@ static int claim_task(void) {
     return open(path_of("pid"), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
+/* fd 0-2 on /dev/null (see the top of the file); the lowest free descriptor
+ * is one of them or 3 (no pid file given) or above the plan's */
+static void null_stdio(void) {
+    int fd = open("/dev/null", O_RDWR);
+    if (fd < 0) {
+        return;  /* no /dev/null: the starter's own stay */
+    }
+    for (int target = 0; target <= 2; target++) {
+        if (fd != target) {
+            dup2(fd, target);
+        }
+    }
+    if (fd > 2) {
+        close(fd);
+    }
+}
+
 int main(void) {
+    null_stdio();
     char pid[32];
     snprintf(pid, sizeof pid, "%d\n", (int)getpid());
     int plan_read = read_plan();
