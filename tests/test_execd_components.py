@@ -310,3 +310,43 @@ def test_spare_task_directories_get_the_task_directory_mode_at_the_start_and_kee
     d = execd.job_dir(6, 1)
     assert execd.make_task_dir(d) is True and stat.S_IMODE(os.stat(d).st_mode) == TASK_DIR_MODE
     assert execd.make_task_dir(execd.job_dir(6, 2)) is False  # no spare left: made (start() sets its mode)
+
+
+def test_a_tasks_config_carries_what_procedures_read_only_when_it_has_procedures(tmp_path: Path) -> None:
+    """build_task_config: sge_env and pe_variables (a third of the config
+    written at every start) only for a task with a prolog, epilog or PE
+    procedure; the job's environment and the variables always."""
+    from qmaster_harness import small_qmaster
+
+    from minisge.execd.shepherd_config import build_task_config
+    from minisge.qmaster.outbox import ExecdLink
+
+    class Taker(ExecdLink):
+        def __init__(self) -> None:
+            self.host = "h1"
+            self.sent: list[dict[str, object]] = []
+
+        async def send(self, msg: dict[str, object]) -> None:
+            self.sent.append(msg)
+
+    qm = small_qmaster(tmp_path / "root")
+    taker = Taker()
+    qm.execds["h1"] = taker
+    qm.config.register_execd("h1")
+    req = {"job_name": "x", "binary": True, "command": "/bin/true", "args": [], "cwd": "/tmp"}
+    job_id = qm.submit(dict(req, array=[1, 2, 1]), 0, 0)["job_id"]
+
+    async def start_all() -> None:
+        for job, task in qm.flush(qm.schedule()):
+            await qm.start_task(job, task)
+
+    trio.run(start_all)
+    starts = [m for m in taker.sent if m["op"] == "start" and m["job_id"] == job_id]
+    assert len(starts) == 2
+    without = build_task_config(starts[0], "h1", qm.cell, str(tmp_path / "d"))
+    assert "sge_env" not in without and "pe_variables" not in without
+    assert without["env"]["JOB_ID"] == str(job_id) and without["variables"]["job_id"] == str(job_id)
+    prolog = dict(starts[1], procedures={"prolog": {"command": "/bin/true", "user": None}})
+    with_prolog = build_task_config(prolog, "h1", qm.cell, str(tmp_path / "d"))
+    assert with_prolog["sge_env"]["JOB_ID"] == str(job_id) and set(with_prolog["sge_env"]) <= set(with_prolog["env"])
+    assert with_prolog["pe_variables"]["job_id"] == str(job_id)

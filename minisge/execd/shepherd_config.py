@@ -119,12 +119,19 @@ def build_task_config(msg: Mapping[str, Any], host: str, cell: Cell, job_dir: st
     owner = {"uid": msg["uid"], "gid": msg["gid"]}
     variables = procedure_variables(msg, host, cell, job_dir, name=name, task=task, stdin=stdin,
                                     stdout=stdout, stderr=stderr, merge=merge)
-    # sge_pe(5): $stdout_path/$stderr_path of the PE procedures are their own files
-    pe_variables = dict(variables, stdout_path=pe_out, stderr_path=pe_err)
     procedures = {
         step: resolve_procedure(p, owner)
         for step, p in (msg.get("procedures") or {}).items() if p
     }
+    # what the procedures alone read, written only for a task that has some (the config is
+    # written at every task's start: a third of it, and of its cost, for nothing otherwise):
+    # sge_pe(5) $stdout_path/$stderr_path of the PE procedures are their own files, and a
+    # procedure run as another user than the owner gets Grid Engine's variables alone
+    # (minisge.rules.procedure_environment)
+    for_procedures = {
+        "pe_variables": dict(variables, stdout_path=pe_out, stderr_path=pe_err),
+        "sge_env": grid_engine_variables(ge, o_env),
+    } if procedures else {}
     return {
         "job_id": job_id,
         "task_id": task_id,
@@ -144,8 +151,6 @@ def build_task_config(msg: Mapping[str, Any], host: str, cell: Cell, job_dir: st
         "args": spec.get("args") or [],
         "script_file": msg.get("script_file"),
         "env": env,
-        # what a procedure run as another user than the owner gets (minisge.rules.procedure_environment)
-        "sge_env": grid_engine_variables(ge, o_env),
         "tmpdir": tmpdir,
         "pe_hostfile": msg.get("pe_hostfile"),
         "pe": msg.get("pe"),
@@ -156,8 +161,8 @@ def build_task_config(msg: Mapping[str, Any], host: str, cell: Cell, job_dir: st
         "mail": {"mailer": msg.get("mailer") or "/bin/mail", "options": spec.get("mail_options") or "",
                  "list": mail.recipients(spec.get("mail_list") or [], user, o_env.get("SGE_O_HOST") or ""),
                  "job_name": name, "owner": user, "cqueue": q, "task": task, "start_time": msg.get("dispatched")},
-        "variables": variables,
-        "pe_variables": pe_variables,
+        "variables": variables,  # the procedures' and the job control methods' (queue_conf(5) suspend_method)
+        **for_procedures,
         "forbid_reschedule": bool(msg.get("forbid_reschedule")),
         "forbid_apperror": bool(msg.get("forbid_apperror")),
         "starter_method": msg.get("starter_method"),
