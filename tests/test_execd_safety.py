@@ -133,12 +133,18 @@ def test_an_ended_tmpdir_is_set_aside_and_made_a_spare_or_removed_following_no_l
     assert SpareTmpdirs(tmpdirs.dir).tidy() == {os.getuid(): os.listdir(tmpdirs.dir)}
 
 
-def test_a_spare_tmpdir_is_not_renamed_over_what_is_at_the_path(tmp_path: Path) -> None:
+def one_spare_tmpdir(tmp_path: Path) -> SpareTmpdirs:
+    """Spare TMPDIRs in ``tmp_path``: one of this user's, an ended task's (5.1.all.q) set aside and tidied."""
     tmpdirs = SpareTmpdirs(str(tmp_path / "old_tmpdirs"))
     tmpdirs.open()
     (tmp_path / "5.1.all.q").mkdir()
     assert tmpdirs.set_aside(str(tmp_path / "5.1.all.q"))
     tmpdirs.spares = tmpdirs.tidy()
+    return tmpdirs
+
+
+def test_a_spare_tmpdir_is_not_renamed_over_what_is_at_the_path(tmp_path: Path) -> None:
+    tmpdirs = one_spare_tmpdir(tmp_path)
     path = tmp_path / "6.1.all.q"
     path.mkdir()  # the job owner's own, made before (a PE task's TMPDIR joining its job's): used as it is
     (path / "theirs").write_text("x\n")
@@ -150,11 +156,7 @@ def test_a_spare_tmpdir_is_not_renamed_over_what_is_at_the_path(tmp_path: Path) 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another group needs root")
 def test_a_spare_tmpdir_of_another_group_is_given_the_tasks_group(tmp_path: Path) -> None:
-    tmpdirs = SpareTmpdirs(str(tmp_path / "old_tmpdirs"))
-    tmpdirs.open()
-    (tmp_path / "5.1.all.q").mkdir()
-    assert tmpdirs.set_aside(str(tmp_path / "5.1.all.q"))
-    tmpdirs.spares = tmpdirs.tidy()
+    tmpdirs = one_spare_tmpdir(tmp_path)
     for gid in (54321, os.getgid()):  # another group (its owner's job of another -g), then the same again
         spare = tmpdirs.take(os.getuid())
         assert spare is not None

@@ -455,11 +455,12 @@ def end_report_written(task_dir: str, died_through_signal: bool,
     if ended:
         return report, True
     state = exit_codes.lost_shepherd_state(died_through_signal)
+    report["failed"] = state  # what the marker says once written: the rest of the report is as read
     try:
         write_marker(os.path.join(task_dir, END_MARKER), f"{state}\n")
     except OSError:
-        return dict(report, failed=state), False
-    return read_results(task_dir, config), True
+        return report, False
+    return report, True
 
 
 def recovered_task(task_dir: str) -> RunningTask:
