@@ -24,7 +24,10 @@ the shepherd launcher (its own: the forks of Python shepherds), and the
 shepherds with their jobs (the reaped children of the daemon, which spawns
 the C shepherds, and of the launcher); and the page faults per task of the
 launcher and of the shepherds with their jobs, a figure the machine's other
-load does not move (most are the pages a fork shares and a write then copies).
+load does not move (most are the pages a fork shares and a write then copies);
+and how the machine's CPUs were used meanwhile (/proc/stat: user, system,
+idle): where the idle share is small, the machine's CPU is what bounds the
+rate, not a wait of the daemon's.
 
     python bench/bench_array.py [--tasks 75000] [--slots 4]
     python bench/bench_array.py --cell [--tasks 1000] [--runs 5] [--slots 2]
@@ -75,6 +78,22 @@ def request(tasks: int, cwd: str) -> dict[str, Any]:
 
 def file_size(path: str) -> int:
     return os.stat(path).st_size
+
+
+def cpu_counters() -> list[int]:
+    """The machine's CPU time so far, in clock ticks, by kind (proc(5)
+    /proc/stat's first line: user, nice, system, idle, iowait, irq, softirq, steal)."""
+    with open("/proc/stat") as f:
+        return [int(v) for v in f.readline().split()[1:9]]
+
+
+def machine_shares(before: list[int], after: list[int]) -> tuple[float, float, float]:
+    """The shares (%) of the machine's CPU time between two :func:`cpu_counters`
+    that were user (with nice), system (with irq and softirq) and idle (with iowait);
+    steal counts with none of them."""
+    d = [b - a for a, b in zip(before, after, strict=True)]
+    total = sum(d) or 1
+    return (100 * (d[0] + d[1]) / total, 100 * (d[2] + d[5] + d[6]) / total, 100 * (d[3] + d[4]) / total)
 
 
 def timed(label: str, fn, *args):
@@ -185,7 +204,8 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             daemon = int(f.read())
         tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
         rates = []
-        cpus: list[tuple[float, float, float]] = []
+        cpus: list[tuple[float, ...]] = []
+        shares: list[tuple[float, float, float]] = []  # the machine's CPUs during each array
         for i in range(runs):
             load = open("/proc/loadavg").read().split()[0]
             since = size(acct)
@@ -195,10 +215,12 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             s0 = system_ticks(daemon)
             l0 = cpu_ticks(launcher) if launcher else (0, 0)
             f0 = faults(launcher) if launcher else (0, 0)
+            m0 = cpu_counters()
             t0 = time.perf_counter()
             subprocess.run([os.path.join(bindir, "qsub"), "-t", f"1-{tasks}", "-b", "y", "-o", "/dev/null", "-j", "y",
                             "/bin/true"], env=env, check=True, capture_output=True, cwd="/tmp")
             t1 = wait_records(acct, since, tasks)
+            shares.append(machine_shares(m0, cpu_counters()))
             rates.append(tasks / (t1 - t0))
             time.sleep(0.2)  # the last shepherds reaped by the launcher
             d1, dc1 = cpu_ticks(daemon)
@@ -214,12 +236,15 @@ def cell_runs(tasks: int, slots: int, runs: int, tmp: str) -> None:
             print(f"run {i + 1}: {tasks}-task array of /bin/true, submit to last accounting record "
                   f"{t1 - t0:6.2f} s  {rates[-1]:7.1f} tasks/s  (load {load}); CPU per task: daemon {cpu[0]:.2f} ms "
                   f"(system {cpu[3]:.2f}), launcher {cpu[1]:.2f} ms, shepherd + job {cpu[2]:.2f} ms; page faults "
-                  f"per task: launcher {cpu[4]:.0f}, shepherd + job {cpu[5]:.0f}", flush=True)
+                  f"per task: launcher {cpu[4]:.0f}, shepherd + job {cpu[5]:.0f}; the machine's CPUs: user "
+                  f"{shares[-1][0]:.0f} %, system {shares[-1][1]:.0f} %, idle {shares[-1][2]:.0f} %", flush=True)
         med = [statistics.median(c[k] for c in cpus) for k in range(6)]
+        user, system, idle = (statistics.median(x[k] for x in shares) for k in range(3))
         print(f"median of {runs}: {statistics.median(rates):.1f} tasks/s ({slots} slots, {os.cpu_count()} cores); "
               f"CPU per task: daemon {med[0]:.2f} ms (system {med[3]:.2f}), launcher {med[1]:.2f} ms, "
               f"shepherd + job {med[2]:.2f} ms; page faults per task: launcher {med[4]:.0f}, "
-              f"shepherd + job {med[5]:.0f}")
+              f"shepherd + job {med[5]:.0f}; the machine's CPUs: user {user:.0f} %, system {system:.0f} %, "
+              f"idle {idle:.0f} %")
     finally:
         subprocess.run([os.path.join(bindir, "minisge"), "stop"], env=env, capture_output=True)
 
