@@ -469,9 +469,21 @@ class Waiting:
         return 1
 
     def _wait_for_shepherd(self) -> int:
-        """Until the job's shepherd connects (or the job cannot start)."""
+        """Until the job's shepherd connects (or the job cannot start).  A
+        connection waiting is taken before the replies: a command that ran
+        while qrsh had no CPU (a busy host) connected, wrote its output and
+        its exit status into the connection and ended before qrsh looked,
+        so that its end came too; it did start, and its output is there."""
         while True:
             ready, _, _ = select.select([self.listener.fileno(), self.wake_r], [], [])
+            if self.listener.fileno() in ready:
+                host = self._accept()
+                if host is not None:
+                    if self.kind == "qlogin":
+                        sys.stderr.write(f"Your interactive job {self.job_id} has been successfully scheduled.\n"
+                                         f"Establishing builtin session to host {host} ...\n")
+                        sys.stderr.flush()
+                    return self._relay()
             if self.wake_r in ready:
                 os.read(self.wake_r, 64)
                 while not self.replies.empty():
@@ -486,14 +498,6 @@ class Waiting:
                         self.job_id = None
                         sys.stderr.write("\nCould not start interactive job.\n")
                         return 1
-            if self.listener.fileno() in ready:
-                host = self._accept()
-                if host is not None:
-                    if self.kind == "qlogin":
-                        sys.stderr.write(f"Your interactive job {self.job_id} has been successfully scheduled.\n"
-                                         f"Establishing builtin session to host {host} ...\n")
-                        sys.stderr.flush()
-                    return self._relay()
 
     def _accept(self) -> str | None:
         """A connection that says the job's token: the shepherd's host; else None."""

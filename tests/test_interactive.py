@@ -4,8 +4,12 @@ tests/integration/test_interactive_cmd.py)."""
 
 from __future__ import annotations
 
+import os
+import socket
+
 import pytest
 
+from minisge.cell import Cell
 from minisge.cli import qrsh
 from minisge.execd import interactive
 from minisge.formats import interactive_stream as stream
@@ -93,3 +97,26 @@ def test_qping_answers():
     assert ping.answer(ping.Endpoint("m", 6444, "execd", 1), **facts) == {"state": "denied", "local": "m/qmaster/1"}
     assert ping.answer(ping.Endpoint("n1", 6444, "execd", 1), **facts) == {"state": "refused"}
     assert ping.answer(ping.Endpoint("n2", 6445, "execd", 1), **facts) == {"state": "unknown"}
+
+
+def test_qrsh_takes_the_connection_of_a_command_that_ended_before_it_looked(capfd):
+    """On a busy host a command may run and end while qrsh has no CPU: its
+    shepherd connected, wrote the output and the exit status and closed, and
+    the job's end came as the last reply.  qrsh finds both waiting; it takes
+    the connection (the command's output and status), not the end for a job
+    that never connected (seen once in a full run: "Could not start
+    interactive job." for ``qrsh -noshell /usr/bin/tty``)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    w = qrsh.Waiting("qrsh", {"interactive": {"pty": False}}, listener, "tok", Cell("/nonexistent"), nostdin=True)
+    try:
+        shepherd = socket.create_connection(listener.getsockname()[:2])
+        shepherd.sendall(stream.frame(stream.TOKEN, b"tok h1") + stream.frame(stream.STDOUT, b"not a tty\n")
+                         + stream.frame(stream.EXIT, b"1"))
+        shepherd.close()
+        w.replies.put({"ok": True, "job_id": 1, "tasks": [{"task_id": 1}]})  # the final reply: the job ended
+        os.write(w.wake_w, b"r")
+        assert w._wait_for_shepherd() == 1
+    finally:
+        w.close()
+    assert capfd.readouterr() == ("not a tty\n", "")
+
