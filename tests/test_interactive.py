@@ -1,6 +1,6 @@
 """Interactive jobs without daemons: qrsh's job request, the stream's
-frames, what the shepherd runs, qping's answers (the daemons' side is
-tests/integration/test_interactive_cmd.py)."""
+frames, what the shepherd runs, qping's answers, qrsh's wait for its
+job's shepherd (the daemons' side is tests/integration/test_interactive_cmd.py)."""
 
 from __future__ import annotations
 
@@ -119,4 +119,3 @@ def test_qrsh_takes_the_connection_of_a_command_that_ended_before_it_looked(capf
     finally:
         w.close()
     assert capfd.readouterr() == ("not a tty\n", "")
-
