@@ -124,6 +124,7 @@ def spool_pending(env: dict, n: int) -> tuple[int, float]:
     spool = QmasterSpool(Cell(env["SGE_ROOT"], "default"))
     with open(os.path.join(spool.dir, job_relpath(first))) as f:
         template = json.load(f)
+    template.pop("spool_seq", None)  # each write gets its own (minisge/qmaster/job_journal.py)
     have = sum(len(files) for _d, _s, files in os.walk(os.path.join(spool.dir, "jobs")))
     number = spool.read_jobseqnum()
     for _ in range(max(0, n - have)):

@@ -5,7 +5,10 @@ when it starts.
 The file holds one line ``spool_version N`` (and a comment naming the
 minisge that wrote it).  A cell without it was made before the file
 existed: version 1.  Version 2 adds ``PATH`` and ``MANPATH`` to
-``settings.sh``, ``settings.csh`` and the file itself.  A version newer than
+``settings.sh``, ``settings.csh`` and the file itself.  Version 3 keeps the
+running jobs' transitions in the job journal (``jobs/.journal``,
+:mod:`minisge.qmaster.job_journal`): a minisge of before it would read the
+job files alone, older than the jobs, so it must not start such a cell.  A version newer than
 this minisge's, or a file that does not say one, stops the daemon before it
 reads the spool, with a message that says what to run; an execd on another
 host only checks (the qmaster owns the cell's files).
@@ -21,7 +24,7 @@ from minisge.daemon.settings_files import write_settings
 from minisge.qmaster.spool import atomic_write
 
 #: the version of the files this minisge writes
-SPOOL_VERSION = 2
+SPOOL_VERSION = 3
 #: a cell with no ``spool_version`` file (made by minisge 0.1.0 before it existed)
 UNVERSIONED = 1
 FILE = "spool_version"
@@ -88,9 +91,16 @@ def _settings_with_paths(cell: Cell) -> None:
     write_settings(cell, int(settings.get("SGE_QMASTER_PORT", "6444")), int(settings.get("SGE_EXECD_PORT", "6445")))
 
 
+def _job_journal(cell: Cell) -> None:
+    """2 -> 3: nothing to convert: a cell of version 2 has no job journal,
+    and its job files, without a write's sequence number, are older than
+    any line the journal will have."""
+
+
 #: version N -> what makes a cell of version N one of version N + 1
 UPGRADES: dict[int, Callable[[Cell], None]] = {
     1: _settings_with_paths,
+    2: _job_journal,
 }
 
 

@@ -44,12 +44,13 @@ from minisge.qmaster.job import ERROR, RESCHEDULING, RUNNING, Grant, Job, Shared
 from minisge.qmaster.job_control import JobControl, end_of_rescheduled, rerun_outcome
 from minisge.qmaster.job_facts import execution_time
 from minisge.qmaster.job_index import JobIndex
+from minisge.qmaster.job_journal import JOURNAL_LIMIT
 from minisge.qmaster.load_control import LoadControl
 from minisge.qmaster.outbox import ExecdLink, Outbox
 from minisge.qmaster.pe_tasks import PeTasks
 from minisge.qmaster.range_list import RangeList, TaskSelection
 from minisge.qmaster.share_usage import ShareUsage
-from minisge.qmaster.spool import GroupCommit, QmasterSpool, SpoolError
+from minisge.qmaster.spool import GroupCommit, QmasterSpool, SpoolError, sync_paths
 from minisge.qmaster.spool_backlog import SpoolBacklog
 from minisge.qmaster.unknown_hosts import UnknownHosts, stale_report
 from minisge.qmaster.users import group_name, user_name
@@ -163,6 +164,8 @@ class Qmaster:
                     log.info("reading the job database: %d entries so far", len(self.jobs))
         job_dependencies.after_load(self.jobs)
         self.index.add_all(self.jobs.values())
+        if self.spool.journal.journaled:  # the lines applied are written into their jobs' files
+            self.compact_journal()
         log.info("read job database with %d entries in %d seconds", len(self.jobs), time.monotonic() - started)
 
     @staticmethod
@@ -1180,8 +1183,8 @@ class Qmaster:
         self.sync_accounting()
         self.share_usage.spool_usage(self.clock())  # once a second at most (ShareUsage.run_timer: the rest)
         dirty, self.dirty = self.dirty, {}
-        unsaved = {job.number for job in dirty.values()
-                   if job.number in self.jobs and not self.save_job(job, sync=False)}
+        unsaved = {job.number for job in self.journal_jobs([job for job in dirty.values() if job.number in self.jobs])
+                   if not self.save_job(job, sync=False)}
         kept = []
         for job, task in started:
             if job.number in unsaved:
@@ -1190,6 +1193,51 @@ class Qmaster:
             else:
                 kept.append((job, task))
         return kept
+
+    def journal_jobs(self, jobs: list[Job]) -> list[Job]:
+        """The running jobs' transitions of a pass spooled as journal lines,
+        one write for all (:mod:`minisge.qmaster.job_journal`); the jobs still
+        to be written whole: the done ones (their files go), and all of them
+        when the journal did not take its lines."""
+        lines = [job for job in jobs if not job.is_done()]
+        if not lines:
+            return jobs
+        journal = self.spool.journal
+        entries = []
+        for job in lines:
+            data = _conv.unstructure(job)
+            del data["spec"]  # a line never needs the request: a change of it is written whole
+            entries.append((self.spool.next_seq(), job.number, data))
+        try:
+            journal.append(entries)
+        except OSError as err:
+            journal.failed(f"cannot append to the job journal ({err.strerror}): the jobs are written whole")
+            return jobs
+        journal.failing = ""
+        for job in lines:
+            self.index.update(job)  # (as write_job does for every change)
+            self.backlog.job_saved(job.number)
+            journal.journaled.add(job.number)
+        if journal.size > JOURNAL_LIMIT:
+            self.compact_journal()
+        return [job for job in jobs if job.is_done()]
+
+    def compact_journal(self) -> None:
+        """The jobs of the journal's lines written whole and synced, then the
+        journal emptied (:mod:`minisge.qmaster.job_journal`); when a write or
+        the sync fails the journal stays as it is (its lines still hold) and
+        the next pass tries again."""
+        try:
+            paths = []
+            for number in sorted(self.spool.journal.journaled):
+                job = self.jobs.get(number)
+                if job is not None and not job.is_done():
+                    paths.append(self.spool.write_job(number, _conv.unstructure(job), sync=False))
+                    self.backlog.job_saved(number)
+            sync_paths(paths)
+            self.spool.journal.empty()
+        except OSError as err:
+            self.spool.journal.failed(f"cannot compact the job journal: {err} (kept, tried again)")
 
     async def deliver(self) -> None:
         """Send the posted messages (the scheduler loop, after its flush); an

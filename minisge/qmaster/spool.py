@@ -44,6 +44,7 @@ import trio
 from minisge.cell import Cell
 from minisge.formats.errors import FormatError
 from minisge.formats.lines import SPOOL_HEADER
+from minisge.qmaster.job_journal import JOURNAL_NAME, SEQ_KEY, JobJournal
 
 log = logging.getLogger("minisge.spool")
 
@@ -498,6 +499,8 @@ class QmasterSpool:
         self.cell = cell
         self.dir = cell.qmaster_spool
         self.free_job_files = FreeJobFiles(os.path.join(self.dir, "jobs", FREE_DIR))
+        self.journal = JobJournal(os.path.join(self.dir, "jobs", JOURNAL_NAME))
+        self.seqs = itertools.count(1)  # the spool's sequence numbers (job_journal.py); past the highest, once loaded
 
     def create_dirs(self) -> None:
         os.makedirs(self.dir, exist_ok=True)
@@ -611,10 +614,18 @@ class QmasterSpool:
         self.free_job_files.replace(self.jobseqnum_path, raw, 0o644,
                                     functools.partial(atomic_write, self.jobseqnum_path, raw, sync=False))
 
+    def next_seq(self) -> int:
+        """The next of the spool's sequence numbers (a job file's write, a
+        journal line: :mod:`minisge.qmaster.job_journal`); the loop's and the
+        committer's threads both take them (next() needs no lock)."""
+        return next(self.seqs)
+
     def write_job(self, job_id: int, data: dict, sync: bool = True, new: bool = False) -> str:
         """Spool a job (``sync=False``: made durable later, by the caller's
         :class:`GroupCommit`); its path.  ``new``: a job not spooled before
-        (its file is made of a deleted job's, :class:`FreeJobFiles`)."""
+        (its file is made of a deleted job's, :class:`FreeJobFiles`).  The
+        file carries the sequence number of its write (``spool_seq``): the
+        journal's older lines of the job no longer apply."""
         p = os.path.join(self.dir, job_relpath(job_id))
         d = os.path.dirname(p)
         if not os.path.isdir(d):
@@ -622,7 +633,8 @@ class QmasterSpool:
                 os.makedirs(d, mode=JOBS_DIR_MODE, exist_ok=True)
             except OSError as err:
                 raise SpoolError(d, err) from None
-        raw = json.dumps(data, separators=(",", ":")).encode("utf-8")
+        # the number last (a reader takes a key's last value), spliced in: the caller's data is not copied, nor changed
+        raw = json.dumps(data, separators=(",", ":")).encode()[:-1] + b',"%s":%d}' % (SEQ_KEY.encode(), self.next_seq())
         if sync:  # a request's change: a new file, which a full disk refuses as Grid Engine's spool does
             atomic_write(p, raw, mode=JOB_FILE_MODE, sync=True)
         elif new:
@@ -643,11 +655,16 @@ class QmasterSpool:
 
     def load_jobs(self) -> Iterator[tuple[str, dict]]:
         """(path, data) of every spooled job, by job number, one at a time
-        (a spool of 100,000 jobs is never all in memory as raw data); a file that is no
-        job's JSON is a FormatError naming it (the qmaster does not start).
-        The files (and scripts) of a spool written before the modes of the
-        module get them."""
+        (a spool of 100,000 jobs is never all in memory as raw data), each
+        with its last journal line newer than its file applied
+        (:mod:`minisge.qmaster.job_journal`); a file that is no job's JSON,
+        or a damaged journal, is a FormatError naming it (the qmaster does
+        not start).  The files (and scripts) of a spool written before the
+        modes of the module get them.  Once all are read, the spool's
+        sequence numbers go on past the highest seen."""
         self.secure_job_dirs()
+        lines = self.journal.read()
+        highest = max((seq for seq, _data in lines.values()), default=0)
         root = os.path.join(self.dir, "jobs")
         try:  # the scripts there are (a binary job has none): one listing, not a stat per job
             scripts = frozenset(os.listdir(os.path.join(self.dir, "job_scripts")))
@@ -673,7 +690,14 @@ class QmasterSpool:
                     raise FormatError("not a job: no job number", path, 1)
                 if str(data["number"]) in scripts:
                     self.secure_script(data["number"], data.get("uid"))
+                seq = data.pop(SEQ_KEY, 0)  # (none in a file of before the journal)
+                seq = seq if type(seq) is int else 0
+                highest = max(highest, seq)
+                line = lines.get(data["number"])
+                if line is not None and line[0] > seq:
+                    data.update(line[1])  # every field but the request, as the job was at its last pass
                 yield path, data
+        self.seqs = itertools.count(highest + 1)
 
     def write_script(self, job_id: int, text: str, owner: int | None = None, sync: bool = True) -> str:
         """Spool a job's script, its owner's (uid ``owner``) alone; its path."""

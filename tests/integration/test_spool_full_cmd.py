@@ -61,6 +61,21 @@ def fill(c: Cell, name: str = "filler") -> str:
     return path
 
 
+def fill_journal_page(c: Cell) -> None:
+    """Make the job journal (minisge/qmaster/job_journal.py) end at a page's
+    end, with a line of a job that never is (job 0, sequence number 0: passed
+    over), so that once the file system is full no line of the daemon's fits
+    in its last page: an append the full disk still takes is written, as a
+    job file the spool keeps is (jobs/.free/), and this test is about those
+    it refuses."""
+    path = os.path.join(c.qmaster_spool, "jobs", ".journal")
+    with open(path, "ab") as f:
+        head, tail = b'0 0 {"number":0,"pad":"', b'"}\n'
+        pad = -(f.tell() + len(head) + len(tail)) % os.statvfs(path).f_bsize
+        f.write(head + b"x" * pad + tail)
+        assert f.tell() % os.statvfs(path).f_bsize == 0
+
+
 def states(c: Cell) -> dict[int, list[str]]:
     """qstat's states by job, a row each (running tasks, then pending ranges)."""
     out: dict[int, list[str]] = {}
@@ -77,6 +92,7 @@ def test_a_full_spool_refuses_requests_whole_and_keeps_the_ends(spool_cell, user
     array = c.submit("-t", "1-3", "-b", "y", until_file(c, go), user=user)
     c.wait_for(lambda: states(c) == {array: ["r", "r", "qw"]}, what="two tasks running")
     before = c.run("qstat", "-u", "*").out
+    fill_journal_page(c)  # (the dispatch of two tasks made it)
     filler = fill(c)
 
     r = c.run("qsub", "-b", "y", "/bin/true", user=user)
