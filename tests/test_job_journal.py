@@ -55,9 +55,11 @@ def end(qm: Qmaster, job_id: int, task_id: int, **report: Any) -> None:
 
 
 def started_again(qm: Qmaster) -> Qmaster:
-    """A qmaster started on the spool (the old one is as killed: nothing of it is used)."""
+    """A qmaster started on the spool as the daemons start one (the old one
+    is as killed: nothing of it is used)."""
     again = Qmaster(qm.cell, "h1")
     again.load()
+    again.settle_journal()
     return again
 
 
@@ -88,9 +90,13 @@ def test_a_pass_appends_a_line_per_job_and_leaves_its_file_and_a_restart_finds_i
     data = json.loads(text)
     assert int(number) == job_id and "spec" not in data and sorted(data["tasks"]) == ["1", "2"]
     assert int(seq) > json.loads(before)["spool_seq"]
+    reader = Qmaster(qm.cell, "h1")  # python -m minisge.offline: it reads, and writes nothing
+    reader.load()
+    assert state(reader.jobs[job_id]) == state(qm.jobs[job_id])
+    assert job_file(qm, job_id) == before and journal(qm) == line + b"\n"
     again = started_again(qm)
     assert state(again.jobs[job_id]) == state(qm.jobs[job_id])
-    # the start wrote the line into the job's file and emptied the journal
+    # the daemon's start wrote the line into the job's file and emptied the journal
     assert journal(qm) == b"" and sorted(json.loads(job_file(qm, job_id))["tasks"]) == ["1", "2"]
 
 
@@ -138,13 +144,22 @@ def test_a_torn_last_line_is_passed_over_and_cut_off(qm):
     job_id = array(qm)
     qm.flush(qm.schedule())
     whole = journal(qm)
+    torn = b'99 %d {"number":%d,"tas' % (job_id, job_id)  # the daemon killed in a write
     with open(qm.spool.journal.path, "ab") as f:
-        f.write(b'99 %d {"number":%d,"tas' % (job_id, job_id))  # the daemon killed in a write
+        f.write(torn)
+    reader = Qmaster(qm.cell, "h1")  # python -m minisge.offline: it reads, and changes nothing
+    reader.load()
+    assert state(reader.jobs[job_id]) == state(qm.jobs[job_id]) and journal(qm) == whole + torn
     again = Qmaster(qm.cell, "h1")
-    again.spool.journal.read()
-    assert journal(qm) == whole  # cut off at once: a line appended now would join it
-    again = started_again(qm)
-    assert state(again.jobs[job_id]) == state(qm.jobs[job_id])
+    again.load()
+    again.spool.journal.cut_torn_end()
+    assert journal(qm) == whole  # cut off by the daemon: a line appended now would join it
+    again.execds["h1"] = Taker()
+    again.config.register_execd("h1")
+    end(again, job_id, 1)
+    again.flush(again.schedule())
+    again = started_again(again)
+    assert sorted(again.jobs[job_id].tasks) == [2, 3]
 
 
 def test_a_damaged_line_before_whole_ones_stops_the_start_naming_it(qm):

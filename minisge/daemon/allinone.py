@@ -53,6 +53,7 @@ async def own_execd_report(handler: RequestHandler, msg: dict[str, Any]) -> None
 async def run_allinone(cell: Cell, host: str, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     qm = Qmaster(cell, host)
     qm.load()
+    qm.settle_journal()
     with trio.CancelScope() as scope:
         handler = RequestHandler(qm, shutdown=scope.cancel)
         async with trio.open_nursery() as nursery:

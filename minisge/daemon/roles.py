@@ -41,6 +41,7 @@ async def run_qmaster(cell: Cell, host: str, task_status: trio.TaskStatus[None] 
     """``minisge qmaster``: the qmaster and scheduler, execds over TCP."""
     qm = Qmaster(cell, host)
     qm.load()
+    qm.settle_journal()
     key = protocol.read_key(cell.key_file)
     tls = qmaster_tls(cell)
     with trio.CancelScope() as scope:

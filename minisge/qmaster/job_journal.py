@@ -35,7 +35,10 @@ file.  An append that fails (a full disk) is cut back to the last whole line
 (:meth:`JobJournal.append`): the caller writes those jobs whole instead,
 which the backlog takes when that fails too.
 
-**Compaction.**  At the start, after the lines are applied, and whenever
+**Compaction.**  At the daemon's start, after the lines are applied
+(:meth:`minisge.qmaster.qmaster.Qmaster.settle_journal`: loading alone
+writes nothing, as ``python -m minisge.offline`` reads a running cell's
+spool), and whenever
 the journal passes :data:`JOURNAL_LIMIT` bytes, the files of the jobs it
 has lines of are written whole and synced, and the journal is emptied
 (:meth:`minisge.qmaster.qmaster.Qmaster.compact_journal`).  A compaction
@@ -71,6 +74,7 @@ class JobJournal:
         self.size = 0  # its length after the last append (when to compact)
         self.journaled: set[int] = set()  # the jobs with lines since the last compaction
         self.failing = ""  # what failed last (logged once while it lasts)
+        self.whole: int | None = None  # read() found a torn end: the length of the lines before it
 
     def read(self) -> dict[int, tuple[int, dict[str, Any]]]:
         """Each job's last line: job number -> (sequence number, the job
@@ -97,11 +101,18 @@ class JobJournal:
             seq, job, data = entry
             last[job] = (seq, data)
             whole = raw.index(b"\n", whole) + 1
-        if whole < len(raw):  # a torn end: cut off, or the next line appended would join it
-            with contextlib.suppress(OSError):
-                os.truncate(self.path, whole)
+        self.whole = whole if whole < len(raw) else None
         self.journaled = set(last)
         return last
+
+    def cut_torn_end(self) -> None:
+        """The daemon's, at its start: a torn end :meth:`read` found cut off
+        (the next line appended would join it).  Not :meth:`read`'s own: a
+        reader of a running cell's spool (``python -m minisge.offline``)
+        may see a line the daemon is writing, and changes nothing."""
+        if self.whole is not None:
+            os.truncate(self.path, self.whole)
+            self.whole = None
 
     def append(self, entries: Iterable[tuple[int, int, dict[str, Any]]]) -> None:
         """The lines of ``entries`` (sequence number, job number, the job

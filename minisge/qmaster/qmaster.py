@@ -164,8 +164,6 @@ class Qmaster:
                     log.info("reading the job database: %d entries so far", len(self.jobs))
         job_dependencies.after_load(self.jobs)
         self.index.add_all(self.jobs.values())
-        if self.spool.journal.journaled:  # the lines applied are written into their jobs' files
-            self.compact_journal()
         log.info("read job database with %d entries in %d seconds", len(self.jobs), time.monotonic() - started)
 
     @staticmethod
@@ -1221,6 +1219,19 @@ class Qmaster:
         if journal.size > JOURNAL_LIMIT:
             self.compact_journal()
         return [job for job in jobs if job.is_done()]
+
+    def settle_journal(self) -> None:
+        """The daemon's, after :meth:`load`: the job journal's torn end cut
+        off and its lines written into their jobs' files
+        (:mod:`minisge.qmaster.job_journal`).  Not :meth:`load`'s: a reader
+        of a running cell's spool (``python -m minisge.offline``) writes
+        nothing."""
+        try:
+            self.spool.journal.cut_torn_end()
+        except OSError as err:
+            self.spool.journal.failed(f"cannot cut the torn end off the job journal: {err}")
+        if self.spool.journal.journaled:
+            self.compact_journal()
 
     def compact_journal(self) -> None:
         """The jobs of the journal's lines written whole and synced, then the
