@@ -11,7 +11,8 @@ the wall time of each step for an array of ``--tasks`` tasks:
   every pass of a running array costs;
 - ``qdel`` of a range of pending tasks, then of the whole job;
 
-and the size of the job's spool file.
+and the size of the job's spool file, and of a pass's journal line while
+it runs (its file is not written then: ``minisge/qmaster/job_journal.py``).
 
 With ``--cell`` it times the whole cycle instead, as ``bench/bench_cell.py``
 does: a private all-in-one cell (``minisge start --slots 2``, all.q's
@@ -80,6 +81,12 @@ def file_size(path: str) -> int:
     return os.stat(path).st_size
 
 
+def last_line_size(path: str) -> int:
+    """The length of a file's last line, its newline included."""
+    with open(path, "rb") as f:
+        return len(f.read().splitlines()[-1]) + 1
+
+
 def cpu_counters() -> list[int]:
     """The machine's CPU time so far, in clock ticks, by kind (proc(5)
     /proc/stat's first line: user, nice, system, idle, iowait, irq, softirq, steal)."""
@@ -137,7 +144,8 @@ async def main(tasks: int, slots: int, tmp: str) -> None:
 
     n = timed("one task ended, next pass", end_and_pass)
     print(f"{'  tasks dispatched':<44} {n:9d}")
-    print(f"{'spool file while running':<44} {file_size(spool_file):9d} bytes")
+    # a running job's changes are journal lines, its file is left (minisge/qmaster/job_journal.py)
+    print(f"{'journal line of a pass while running':<44} {last_line_size(qm.spool.journal.path):9d} bytes")
     t0 = time.perf_counter()
     lines, rc = await qm.delete([f"{job_id}.{tasks // 2}-{tasks}"], uid)
     print(f"{'qdel of half the pending tasks (a range)':<44} {time.perf_counter() - t0:9.3f} s")

@@ -15,9 +15,10 @@ change of the request (qalter) is a request's, written whole and synced
 (:meth:`~minisge.qmaster.qmaster.Qmaster.write_job`): a line never needs it.
 
 **Durability** is what the job files of those transitions had: not synced.
-A killed daemon keeps every line (the kernel has them); an operating-system
-crash can lose the last ones, and the execd then reports the tasks it runs
-or ran again, as before.
+A killed daemon keeps every line it wrote (the kernel has them; one being
+written when it was killed may be torn: see below, its tasks were not
+started yet); an operating-system crash can lose the last ones, and the
+execd then reports the tasks it runs or ran again, as before.
 
 **Order.**  One sequence number runs through the spool: every job file
 written carries the number of its write (``spool_seq``), every line its own.
@@ -29,7 +30,7 @@ takes an old job's line.
 
 **Damage.**  A last line that is not whole (the daemon killed in a write, a
 full disk, a crash of the machine that left the file's end unwritten) is
-passed over; a line that is not whole with a whole one after it is a damaged
+passed over, and cut off at the daemon's start; a line that is not whole with a whole one after it is a damaged
 journal: FormatError, and the qmaster does not start, as with a damaged job
 file.  An append that fails (a full disk) is cut back to the last whole line
 (:meth:`JobJournal.append`): the caller writes those jobs whole instead,
@@ -38,11 +39,10 @@ which the backlog takes when that fails too.
 **Compaction.**  At the daemon's start, after the lines are applied
 (:meth:`minisge.qmaster.qmaster.Qmaster.settle_journal`: loading alone
 writes nothing, as ``python -m minisge.offline`` reads a running cell's
-spool), and whenever
-the journal passes :data:`JOURNAL_LIMIT` bytes, the files of the jobs it
-has lines of are written whole and synced, and the journal is emptied
-(:meth:`minisge.qmaster.qmaster.Qmaster.compact_journal`).  A compaction
-that fails leaves the journal as it was: its lines still hold.
+spool), and whenever the journal passes :data:`JOURNAL_LIMIT` bytes, the
+files of the jobs it has lines of are written whole and synced, and the
+journal is emptied (:meth:`minisge.qmaster.qmaster.Qmaster.compact_journal`).
+A compaction that fails leaves the journal as it was: its lines still hold.
 """
 
 from __future__ import annotations
