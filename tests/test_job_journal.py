@@ -15,6 +15,9 @@ import resource
 from typing import Any
 
 import pytest
+import trio
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from qmaster_harness import small_qmaster
 
 from minisge.formats.errors import FormatError
@@ -239,3 +242,60 @@ def test_a_spool_of_before_the_journal_loads_as_it_was(qm):
     again.config.register_execd("h1")
     again.flush(again.schedule())
     assert json.loads(journal(qm).split(b" ", 2)[2])["tasks"]  # and it journals from then on
+
+
+STEP = st.tuples(st.sampled_from(["submit", "pass", "end", "rerun", "error", "alter", "suspend", "unsuspend",
+                                  "delete", "hold", "compact", "restart"]),
+                 st.integers(0, 5), st.integers(1, 4))
+
+
+def step(qm: Qmaster, what: str, i: int, k: int) -> Qmaster:
+    """One transition of ``qm`` (or, ``restart``, a qmaster started on its
+    spool, which the test goes on with); whole writes (requests, job
+    control) and journal lines (passes, ends) come in any order."""
+    numbers = sorted(qm.jobs)
+    n = numbers[i % len(numbers)] if numbers else 0
+    if what == "submit":
+        qm.submit(dict(REQ, array=[1, k + 1, 1]), 0, 0)
+    elif what == "pass":
+        qm.flush(qm.schedule())
+    elif what == "compact":
+        qm.compact_journal()
+    elif what == "restart":
+        qm = started_again(qm)
+        qm.execds["h1"] = Taker()
+        qm.config.register_execd("h1")
+    elif not n:
+        pass
+    elif what in ("end", "rerun", "error"):
+        running = [t for t, task in qm.jobs[n].tasks.items() if task.state == "running"]
+        if running:
+            end(qm, n, running[0], exit_status={"end": 0, "rerun": 99, "error": 100}[what])
+    elif what == "alter":
+        qm.qalter({"targets": [str(n)], "changes": {"priority": -10 * k}}, 0)
+    elif what in ("suspend", "unsuspend"):
+        qm.qmod_job_control({"action": "sj" if what == "suspend" else "usj", "targets": [str(n)]}, 0)
+    elif what == "delete":
+        trio.run(qm.delete, [f"{n}.{k}"], 0, None, True)
+    elif what == "hold":
+        qm.hold([str(n)], 0, "u")
+    return qm
+
+
+@settings(max_examples=40, deadline=None)
+@given(steps=st.lists(STEP, max_size=25))
+@example(steps=[("submit", 0, 3), ("pass", 0, 1), ("alter", 0, 1), ("end", 0, 1), ("pass", 0, 1), ("restart", 0, 1)])
+@example(steps=[("submit", 0, 3), ("pass", 0, 1), ("alter", 0, 2)])  # a whole write after a line: it wins
+@example(steps=[("submit", 0, 1), ("pass", 0, 1), ("end", 0, 1), ("end", 0, 1), ("submit", 0, 2), ("pass", 0, 1),
+                ("compact", 0, 1), ("error", 0, 1), ("pass", 0, 1), ("restart", 0, 1)])
+def test_a_restart_at_any_moment_finds_every_job_as_memory_had_it(steps, tmp_path_factory):
+    qm = small_qmaster(tmp_path_factory.mktemp("journal") / "root", slots=2)
+    qm.execds["h1"] = Taker()
+    qm.config.register_execd("h1")
+    for what, i, k in [*steps, ("restart", 0, 1)]:
+        if what == "restart":
+            qm.flush()  # killed after the loop's flush (what changed since is the execd's to report again)
+        before = {n: state(job) for n, job in qm.jobs.items()}
+        qm = step(qm, what, i, k)
+        if what == "restart":
+            assert {n: state(job) for n, job in qm.jobs.items()} == before, steps
