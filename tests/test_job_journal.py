@@ -155,8 +155,11 @@ def test_a_torn_last_line_is_passed_over_and_cut_off(qm):
     assert state(reader.jobs[job_id]) == state(qm.jobs[job_id]) and journal(qm) == whole + torn
     again = Qmaster(qm.cell, "h1")
     again.load()
-    again.spool.journal.cut_torn_end()
-    assert journal(qm) == whole  # cut off by the daemon: a line appended now would join it
+    again.settle_journal()
+    assert journal(qm) == b""  # the daemon's start: the line written into the file, the torn end gone
+    with open(qm.spool.journal.path, "ab") as f:
+        f.write(torn)  # again, and this time the start could not cut it off (the journal's
+    again.spool.journal.whole = 0  # length before it, as read() leaves it then): the first append does
     again.execds["h1"] = Taker()
     again.config.register_execd("h1")
     end(again, job_id, 1)

@@ -8,10 +8,10 @@ existed: version 1.  Version 2 adds ``PATH`` and ``MANPATH`` to
 ``settings.sh``, ``settings.csh`` and the file itself.  Version 3 keeps the
 running jobs' transitions in the job journal (``jobs/.journal``,
 :mod:`minisge.qmaster.job_journal`): a minisge of before it would read the
-job files alone, older than the jobs, so it must not start such a cell.  A version newer than
-this minisge's, or a file that does not say one, stops the daemon before it
-reads the spool, with a message that says what to run; an execd on another
-host only checks (the qmaster owns the cell's files).
+job files alone, older than the jobs, so it must not start such a cell.
+A version newer than this minisge's, or a file that does not say one, stops
+the daemon before it reads the spool, with a message that says what to
+run; an execd on another host only checks (the qmaster owns the cell's files).
 """
 
 from __future__ import annotations

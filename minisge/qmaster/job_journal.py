@@ -122,6 +122,7 @@ class JobJournal:
                       for seq, job, data in entries).encode("ascii")
         if not raw:
             return
+        self.cut_torn_end()  # (the daemon's start did, unless it failed: no line may join a torn one)
         if self.fd is None:
             self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
                               JOURNAL_MODE)
