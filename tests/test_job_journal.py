@@ -231,6 +231,26 @@ def test_a_journal_past_its_limit_is_written_into_the_job_files_and_emptied(qm, 
     assert state(again.jobs[job_id]) == state(qm.jobs[job_id])
 
 
+def test_a_compaction_that_keeps_failing_keeps_the_lines_and_is_said_once(qm, monkeypatch, caplog):
+    monkeypatch.setattr(qmaster_module, "JOURNAL_LIMIT", 1)
+
+    def failing_sync(paths: object) -> None:  # a disk whose syncs fail (EIO), its appends still taken
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(qmaster_module, "sync_paths", failing_sync)
+    job_id = array(qm, tasks=6)
+    qm.flush(qm.schedule())
+    for task_id in (1, 2, 3):
+        end(qm, job_id, task_id)
+        qm.flush(qm.schedule())  # a line appended, a compaction tried: each pass
+    assert len(journal(qm).splitlines()) == 4 and qm.spool.journal.journaled == {job_id}
+    said = [r.getMessage() for r in caplog.records if "journal" in r.getMessage()]
+    assert said == ["cannot compact the job journal: [Errno 5] Input/output error (kept, tried again)"]
+    monkeypatch.undo()
+    again = started_again(qm)  # the lines still hold
+    assert state(again.jobs[job_id]) == state(qm.jobs[job_id])
+
+
 def test_a_spool_of_before_the_journal_loads_as_it_was(qm):
     """Job files without ``spool_seq`` and no journal (spool version 2): as written."""
     job_id = array(qm)

@@ -73,7 +73,7 @@ class JobJournal:
         self.fd: int | None = None
         self.size = 0  # its length after the last append (when to compact)
         self.journaled: set[int] = set()  # the jobs with lines since the last compaction
-        self.failing = ""  # what failed last (logged once while it lasts)
+        self.failing: dict[str, str] = {}  # step (append, cut, compact) -> its failure, logged once while it lasts
         self.whole: int | None = None  # read() found a torn end: the length of the lines before it
 
     def read(self) -> dict[int, tuple[int, dict[str, Any]]]:
@@ -148,11 +148,18 @@ class JobJournal:
         self.size = 0
         self.journaled = set()
 
-    def failed(self, what: str) -> None:
-        """An append or a compaction failed: said in the log once while the same failure lasts."""
-        if what != self.failing:
+    def failed(self, step: str, what: str) -> None:
+        """A step (an append, the torn end's cut, a compaction) failed: said
+        in the log once while the same failure of that step lasts (the
+        appends that work meanwhile do not make a compaction that keeps
+        failing, tried at every pass, say it again)."""
+        if self.failing.get(step) != what:
             log.warning("%s", what)
-        self.failing = what
+        self.failing[step] = what
+
+    def worked(self, step: str) -> None:
+        """The step worked: its next failure is said again."""
+        self.failing.pop(step, None)
 
     def close(self) -> None:
         if self.fd is not None:

@@ -1209,9 +1209,9 @@ class Qmaster:
         try:
             journal.append(entries)
         except OSError as err:
-            journal.failed(f"cannot append to the job journal ({err.strerror}): the jobs are written whole")
+            journal.failed("append", f"cannot append to the job journal ({err.strerror}): the jobs are written whole")
             return jobs
-        journal.failing = ""
+        journal.worked("append")
         for job in lines:
             self.index.update(job)  # (as write_job does for every change)
             self.backlog.job_saved(job.number)
@@ -1229,7 +1229,7 @@ class Qmaster:
         try:
             self.spool.journal.cut_torn_end()
         except OSError as err:
-            self.spool.journal.failed(f"cannot cut the torn end off the job journal: {err}")
+            self.spool.journal.failed("cut", f"cannot cut the torn end off the job journal: {err}")
         if self.spool.journal.journaled:
             self.compact_journal()
 
@@ -1248,7 +1248,9 @@ class Qmaster:
             sync_paths(paths)
             self.spool.journal.empty()
         except OSError as err:
-            self.spool.journal.failed(f"cannot compact the job journal: {err} (kept, tried again)")
+            self.spool.journal.failed("compact", f"cannot compact the job journal: {err} (kept, tried again)")
+            return
+        self.spool.journal.worked("compact")
 
     async def deliver(self) -> None:
         """Send the posted messages (the scheduler loop, after its flush); an
